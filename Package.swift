@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "KeyringIdentity",
+    products: [
+        .library(name: "Keyring", targets: ["Keyring"]),
+        .library(name: "DeviceIdentity", targets: ["DeviceIdentity"]),
+        .executable(name: "idtool", targets: ["idtool"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibSecret",
+            path: "Modules/CLibSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
+        .target(name: "Keyring", dependencies: ["CLibSecret"]),
+        .target(name: "DeviceIdentity", dependencies: ["Keyring", "CLibSecret"]),
+        .executableTarget(name: "idtool", dependencies: ["Keyring", "DeviceIdentity"]),
+        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
