@@ -1,0 +1,47 @@
+// The one C header Swift imports. Helpers here cover what Swift cannot import:
+// GObject cast macros, error-domain macros, and hash tables with string ownership.
+#ifndef KEYRING_IDENTITY_SHIM_H
+#define KEYRING_IDENTITY_SHIM_H
+
+// The dbus-path calls (secret-paths.h) let a lookup take two round trips, as libsecret's own does.
+#define SECRET_API_SUBJECT_TO_CHANGE 1
+#include <libsecret/secret.h>
+#include <gio/gio.h>
+#include <glib.h>
+
+/// A string → string table that owns (and frees) copies of its keys and values.
+static inline GHashTable *kr_string_table_new(void) {
+    return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+}
+
+static inline void kr_string_table_insert(GHashTable *table, const char *key, const char *value) {
+    g_hash_table_insert(table, g_strdup(key), g_strdup(value));
+}
+
+static inline GDBusProxy *kr_service_proxy(SecretService *service) { return G_DBUS_PROXY(service); }
+static inline GDBusProxy *kr_item_proxy(SecretItem *item) { return G_DBUS_PROXY(item); }
+static inline GDBusProxy *kr_collection_proxy(SecretCollection *collection) { return G_DBUS_PROXY(collection); }
+
+static inline GQuark kr_io_error_quark(void) { return G_IO_ERROR; }
+static inline GQuark kr_dbus_error_quark(void) { return G_DBUS_ERROR; }
+static inline GQuark kr_secret_error_quark(void) { return SECRET_ERROR; }
+
+/// Unrefs a GObject given as an untyped pointer (Swift sees each GObject type separately).
+static inline void kr_object_unref(void *object) { if (object) g_object_unref(object); }
+
+/// Frees a GList of GObjects and the objects themselves.
+static inline void kr_object_list_free(GList *list) { g_list_free_full(list, g_object_unref); }
+
+/// `("s")` tuple for a one-string D-Bus call (g_variant_new is variadic).
+static inline GVariant *kr_variant_string_tuple(const char *value) {
+    return g_variant_new("(s)", value);
+}
+
+/// Reads the `u` out of a `(u)` reply; 0 when the reply has another shape.
+static inline guint32 kr_variant_tuple_u32(GVariant *reply) {
+    guint32 value = 0;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(u)"))) g_variant_get(reply, "(u)", &value);
+    return value;
+}
+
+#endif

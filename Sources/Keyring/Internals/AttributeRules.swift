@@ -1,0 +1,35 @@
+/// Checks attributes before libsecret sees them: libsecret 0.20 answers some bad input with a
+/// GLib critical and no error, and C strings end at the first NUL.
+enum AttributeRules {
+    static let maximumCount = 32
+    static let maximumLength = 4096
+
+    static func validate(_ attributes: [String: String], requireOne: Bool = false) throws(KeyringError) {
+        if requireOne && attributes.isEmpty { throw .invalidArgument("at least one attribute is required") }
+        if attributes.count > maximumCount {
+            throw .invalidArgument("\(attributes.count) attributes given; at most \(maximumCount) are allowed")
+        }
+        for (name, value) in attributes {
+            if name.isEmpty { throw .invalidArgument("an attribute name is empty") }
+            if name.hasPrefix("xdg:") && name != "xdg:schema" {
+                throw .invalidArgument("attribute names starting with \"xdg:\" are reserved by libsecret")
+            }
+            try validateText(name, what: "an attribute name")
+            try validateText(value, what: "the value of attribute \"\(printable(name))\"")
+        }
+    }
+
+    /// Rejects text that C or D-Bus would silently cut or refuse.
+    static func validateText(_ text: String, what: String) throws(KeyringError) {
+        if text.utf8.contains(0) { throw .invalidArgument("\(what) contains a NUL byte") }
+        if text.utf8.count > maximumLength {
+            throw .invalidArgument("\(what) is \(text.utf8.count) bytes; at most \(maximumLength) are allowed")
+        }
+    }
+
+    /// A name fit for an error message: short, no control characters.
+    static func printable(_ name: String) -> String {
+        let cleaned = String(name.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : Character($0) })
+        return cleaned.count > 40 ? String(cleaned.prefix(40)) + "…" : cleaned
+    }
+}

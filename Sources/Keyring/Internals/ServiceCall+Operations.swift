@@ -1,0 +1,190 @@
+internal import CLibSecret
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The libsecret calls the public types are built from. Each runs inside a `ServiceCall`, so
+/// it shares that call's cancellable and deadline. Every C object is freed right where it is made.
+extension ServiceCall {
+    /// All items matching `attributes`, locked ones included, oldest first.
+    func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
+        let table = makeTable(attributes)
+        defer { g_hash_table_unref(table) }
+        let list = try throwingGError {
+            secret_service_search_sync(service, nil, table, SECRET_SEARCH_ALL, cancellable, $0)
+        }
+        defer { kr_object_list_free(list) }
+        var items: [KeyringItem] = []
+        var node = list
+        while let current = node {
+            if let raw = current.pointee.data {
+                items.append(KeyringItem(raw.assumingMemoryBound(to: SecretItem.self)))
+            }
+            node = current.pointee.next
+        }
+        return items.sorted { ($0.created ?? .distantPast, $0.objectPath) < ($1.created ?? .distantPast, $1.objectPath) }
+    }
+
+    /// The secret bytes of the item at `path`, and their content type.
+    func secret(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String) {
+        let value = try throwingGError {
+            secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0)
+        }
+        guard let value else { throw .locked(itemExists: true) }
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        var length: Int = 0
+        let bytes = secret_value_get(value, &length)
+        let data = bytes.map { Data(bytes: $0, count: length) } ?? Data()
+        let contentType = secret_value_get_content_type(value).map { String(cString: $0) } ?? ""
+        return (data, contentType)
+    }
+
+    /// The default collection's lock state, or nil when there is no default collection.
+    func defaultCollectionLocked() throws(KeyringError) -> Bool? {
+        try withDefaultCollection { collection in secret_collection_get_locked(collection) != 0 }
+    }
+
+    /// The label of the default collection, or nil when there is none.
+    func defaultCollectionLabel() throws(KeyringError) -> String? {
+        try withDefaultCollection { collection in
+            guard let label = secret_collection_get_label(collection) else { return "" }
+            defer { g_free(label) }
+            return String(cString: label)
+        }
+    }
+
+    private func withDefaultCollection<T>(_ body: (UnsafeMutablePointer<SecretCollection>) -> T) throws(KeyringError) -> T? {
+        let collection = try throwingGError {
+            secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, $0)
+        }
+        guard let collection else { return nil }
+        defer { g_object_unref(collection) }
+        return body(collection)
+    }
+
+    /// Creates an item in the default collection. With `replace`, an item with exactly these
+    /// attributes is updated instead. Returns the new item's object path.
+    @discardableResult
+    func createItem(
+        attributes: [String: String], label: String, secret: Data, contentType: String, replace: Bool
+    ) throws(KeyringError) -> String {
+        let collection = try throwingGError {
+            secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, $0)
+        }
+        // Without this check libsecret would ask the service to create a collection, which prompts.
+        guard let collection else { throw .noDefaultCollection }
+        defer { g_object_unref(collection) }
+        if secret_collection_get_locked(collection) != 0 { throw .locked(itemExists: false) }
+
+        let table = makeTable(attributes)
+        defer { g_hash_table_unref(table) }
+        let value = makeValue(secret, contentType: contentType)
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
+        let item = try throwingGError {
+            secret_item_create_sync(collection, nil, table, label, value, flags, cancellable, $0)
+        }
+        guard let item else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the service created no item") }
+        defer { g_object_unref(item) }
+        return String(cString: g_dbus_proxy_get_object_path(kr_item_proxy(item)))
+    }
+
+    /// Changes the parts of an existing item that are given; the others stay as they are.
+    func updateItem(
+        at path: String, secret: (Data, contentType: String)? = nil, label: String? = nil, attributes: [String: String]? = nil
+    ) throws(KeyringError) {
+        let item = try throwingGError {
+            secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable, $0)
+        }
+        guard let item else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
+        defer { g_object_unref(item) }
+        if secret_item_get_locked(item) != 0 { throw .locked(itemExists: true) }
+        if let attributes {
+            let table = makeTable(attributes)
+            defer { g_hash_table_unref(table) }
+            _ = try throwingGError { secret_item_set_attributes_sync(item, nil, table, cancellable, $0) }
+        }
+        if let label {
+            _ = try throwingGError { secret_item_set_label_sync(item, label, cancellable, $0) }
+        }
+        if let (bytes, contentType) = secret {
+            let value = makeValue(bytes, contentType: contentType)
+            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+            _ = try throwingGError { secret_item_set_secret_sync(item, value, cancellable, $0) }
+        }
+    }
+
+    func deleteItem(at path: String) throws(KeyringError) {
+        _ = try throwingGError {
+            secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
+        }
+    }
+
+    /// Name of the process that owns `org.freedesktop.secrets`, e.g. "gnome-keyring-daemon".
+    func providerName() -> String? {
+        let proxy = kr_service_proxy(service)
+        guard let owner = g_dbus_proxy_get_name_owner(proxy) else { return nil }
+        defer { g_free(owner) }
+        guard let connection = g_dbus_proxy_get_connection(proxy) else { return nil }
+        var error: UnsafeMutablePointer<GError>? = nil
+        let reply = g_dbus_connection_call_sync(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+            "GetConnectionUnixProcessID", kr_variant_string_tuple(owner), nil, G_DBUS_CALL_FLAGS_NONE, 2000,
+            cancellable, &error)
+        if let error { g_error_free(error) }
+        guard let reply else { return nil }
+        defer { g_variant_unref(reply) }
+        let pid = kr_variant_tuple_u32(reply)
+        guard pid > 0 else { return nil }
+        return ProcessName.of(pid: pid)
+    }
+
+    private func makeTable(_ attributes: [String: String]) -> OpaquePointer {
+        let table = kr_string_table_new()!
+        for (name, value) in attributes { kr_string_table_insert(table, name, value) }
+        return table
+    }
+
+    private func makeValue(_ bytes: Data, contentType: String) -> OpaquePointer {
+        // secret_value_new copies into libsecret's non-pageable memory and wipes it on release.
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return secret_value_new("", 0, contentType) }
+            return secret_value_new(base.assumingMemoryBound(to: CChar.self), raw.count, contentType)
+        }
+    }
+}
+
+extension KeyringItem {
+    /// Reads a loaded SecretItem proxy's properties (no D-Bus round trip).
+    init(_ item: UnsafeMutablePointer<SecretItem>) {
+        var attributes: [String: String] = [:]
+        if let table = secret_item_get_attributes(item) {
+            defer { g_hash_table_unref(table) }
+            var iterator = GHashTableIter()
+            g_hash_table_iter_init(&iterator, table)
+            var key: gpointer? = nil
+            var value: gpointer? = nil
+            while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+                guard let key, let value else { continue }
+                attributes[String(cString: key.assumingMemoryBound(to: CChar.self))] =
+                    String(cString: value.assumingMemoryBound(to: CChar.self))
+            }
+        }
+        var label = ""
+        if let raw = secret_item_get_label(item) {
+            label = String(cString: raw)
+            g_free(raw)
+        }
+        let created = secret_item_get_created(item)
+        let modified = secret_item_get_modified(item)
+        self.init(
+            objectPath: String(cString: g_dbus_proxy_get_object_path(kr_item_proxy(item))),
+            attributes: attributes,
+            label: label,
+            isLocked: secret_item_get_locked(item) != 0,
+            created: created == 0 ? nil : Date(timeIntervalSince1970: Double(created)),
+            modified: modified == 0 ? nil : Date(timeIntervalSince1970: Double(modified)))
+    }
+}

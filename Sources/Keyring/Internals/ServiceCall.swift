@@ -1,0 +1,92 @@
+internal import CLibSecret
+import Dispatch
+import Synchronization
+
+/// Owns one GCancellable. Cancelling is thread-safe in GLib, which is what makes the
+/// `@unchecked Sendable` sound: the pointer is only read, and released once in `deinit`.
+final class Cancellation: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<GCancellable>
+
+    init() { pointer = g_cancellable_new() }
+    deinit { g_object_unref(pointer) }
+
+    func cancel() { g_cancellable_cancel(pointer) }
+    var isCancelled: Bool { g_cancellable_is_cancelled(pointer) != 0 }
+}
+
+/// Serializes libsecret use in this process. libsecret shares one SecretService and one
+/// encrypted session per process; concurrent first calls would race to open it.
+private let serviceGate = Mutex<Void>(())
+
+/// One public operation: a deadline, an optional caller cancellation, and the shared service.
+struct ServiceCall: ~Copyable {
+    let cancellable: UnsafeMutablePointer<GCancellable>
+    let service: UnsafeMutablePointer<SecretService>
+
+    /// Runs `body` against the process's Secret Service, within `timeout`.
+    ///
+    /// A stale connection (the daemon restarted, so the cached session is gone) is dropped and
+    /// the operation retried once on a fresh one.
+    @discardableResult
+    static func run<T>(
+        timeout: Duration,
+        cancellation: Cancellation? = nil,
+        _ body: (borrowing ServiceCall) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        func attempt() throws(KeyringError) -> T {
+            let cancellation = cancellation ?? Cancellation()
+            let timedOut = Atomic<Bool>(false)
+            return try withExtendedLifetime(cancellation) { () throws(KeyringError) -> T in
+                let deadline = DispatchWorkItem { [cancellation] in
+                    timedOut.store(true, ordering: .sequentiallyConsistent)
+                    cancellation.cancel()
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline)
+                defer { deadline.cancel() }
+                do throws(KeyringError) {
+                    let service = try connect(cancellation.pointer)
+                    defer { g_object_unref(service) }
+                    return try body(ServiceCall(cancellable: cancellation.pointer, service: service))
+                } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
+                    throw .timedOut(seconds: seconds)
+                } catch .timedOut {
+                    throw .timedOut(seconds: seconds)
+                }
+            }
+        }
+        var outcome: Result<T, KeyringError>!
+        serviceGate.withLock { _ in
+            do throws(KeyringError) {
+                outcome = .success(try attempt())
+            } catch let error where isStaleConnection(error) {
+                secret_service_disconnect()
+                do throws(KeyringError) { outcome = .success(try attempt()) } catch { outcome = .failure(error) }
+            } catch {
+                outcome = .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) -> UnsafeMutablePointer<SecretService> {
+        if let problem = BusEnvironment.problem() { throw problem }
+        let service = try throwingGError(.connecting) {
+            secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, $0)
+        }
+        guard let service else { throw .noSecretService }
+        return service
+    }
+
+    /// After a daemon restart the cached session and proxies point at a process that is gone.
+    private static func isStaleConnection(_ error: KeyringError) -> Bool {
+        switch error {
+        case .noSecretService: return true
+        case .noSessionBus(let detail): return detail == "the connection was closed"
+        case .serviceFailure(_, _, let message):
+            return message.contains("session does not exist") || message.contains("No such interface")
+                || message.contains("The name") || message.contains("was not provided by any .service files")
+        default: return false
+        }
+    }
+}

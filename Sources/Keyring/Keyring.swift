@@ -1,0 +1,119 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Attribute-level access to the user's Secret Service keyring (gnome-keyring, KWallet, KeePassXC).
+///
+/// Every call reads through to the service; nothing is cached between calls, so other processes'
+/// changes are always seen. Reads match attributes only, never the libsecret schema name, so
+/// items written by `secret-tool`, python-keyring and others are found.
+///
+/// Calls block the calling thread for at most `timeout`. Use the `async` variants from Swift
+/// concurrency; they run the blocking work on their own thread.
+public struct Keyring: Sendable {
+    /// A keyring with the default 25-second timeout (the D-Bus default).
+    public static let `default` = Keyring()
+
+    /// The most time one operation may take before it fails with `KeyringError.timedOut`.
+    public var timeout: Duration
+
+    /// Creates a handle on the session's Secret Service. Nothing is contacted until the first call.
+    /// - Parameter timeout: the most time one operation may take.
+    public init(timeout: Duration = .seconds(25)) {
+        self.timeout = timeout
+    }
+
+    /// Every item whose attributes include `attributes`, locked ones too, oldest first.
+    /// - Parameter attributes: the attributes to match; an empty dictionary matches every item.
+    /// - Returns: the matching items' metadata, without secrets.
+    /// - Throws: `KeyringError` when the service cannot answer or an attribute is invalid.
+    public func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
+        try AttributeRules.validate(attributes)
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try call.search(attributes) }
+    }
+
+    /// The secret of the oldest readable item matching `attributes`.
+    /// - Parameter attributes: the attributes to match; at least one is required.
+    /// - Returns: the secret bytes, or nil when no item matches.
+    /// - Throws: `KeyringError.locked` when a matching item exists but is locked, or when nothing
+    ///   matches and the default collection is locked (a locked keyring is never reported as empty).
+    public func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
+        try AttributeRules.validate(attributes, requireOne: true)
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+            try call.readFirst(try call.search(attributes))?.bytes
+        }
+    }
+
+    /// Stores `secret` under exactly `attributes` in the default collection, replacing the
+    /// secret and label of an item that has the same attributes.
+    /// - Parameters:
+    ///   - secret: the bytes to store; any length, any content.
+    ///   - attributes: the item's attributes; at least one is required.
+    ///   - label: the label shown in keyring managers.
+    ///   - contentType: `text/plain` for text (what other clients expect), else e.g. `application/octet-stream`.
+    /// - Throws: `KeyringError.locked`, `.noDefaultCollection`, or another `KeyringError`.
+    public func store(
+        _ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain"
+    ) throws(KeyringError) {
+        try AttributeRules.validate(attributes, requireOne: true)
+        try AttributeRules.validateText(label, what: "the label")
+        try AttributeRules.validateText(contentType, what: "the content type")
+        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+            try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType, replace: true)
+        }
+    }
+
+    /// Deletes every unlocked item whose attributes include `attributes`.
+    /// - Parameter attributes: the attributes to match; at least one is required.
+    /// - Returns: how many items were deleted.
+    /// - Throws: `KeyringError.locked` when a matching item is locked (nothing is deleted then).
+    @discardableResult
+    public func delete(_ attributes: [String: String]) throws(KeyringError) -> Int {
+        try AttributeRules.validate(attributes, requireOne: true)
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+            let items = try call.search(attributes)
+            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            for item in items { try call.deleteItem(at: item.objectPath) }
+            return items.count
+        }
+    }
+
+    /// Reports whether the Secret Service answers, which program provides it, and whether the
+    /// default collection exists and is locked. Never throws: problems are in `problem`.
+    public func status() -> ServiceStatus {
+        var status = ServiceStatus(
+            isReachable: false, provider: nil, hasDefaultCollection: false, isLocked: false,
+            defaultCollectionLabel: nil, problem: nil)
+        do {
+            try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+                status.isReachable = true
+                status.provider = call.providerName()
+                let label = try call.defaultCollectionLabel()
+                status.defaultCollectionLabel = label
+                status.hasDefaultCollection = label != nil
+                status.isLocked = try call.defaultCollectionLocked() ?? false
+            }
+            if !status.hasDefaultCollection { status.problem = .noDefaultCollection }
+            else if status.isLocked { status.problem = .locked(itemExists: false) }
+        } catch {
+            status.problem = error
+        }
+        return status
+    }
+}
+
+extension ServiceCall {
+    /// The oldest unlocked item's secret. Locked matches, or a miss in a locked default
+    /// collection, throw `.locked` rather than read as absent.
+    func readFirst(_ items: [KeyringItem]) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
+        if let item = items.first(where: { !$0.isLocked }) {
+            let (bytes, contentType) = try secret(at: item.objectPath)
+            return (item, bytes, contentType)
+        }
+        if !items.isEmpty { throw .locked(itemExists: true) }
+        if try defaultCollectionLocked() == true { throw .locked(itemExists: false) }
+        return nil
+    }
+}

@@ -1,0 +1,60 @@
+/// Why a keyring operation did not complete.
+///
+/// Messages say what to do next. They never contain a secret or a stored value.
+/// Match cases in a `catch` to tell "locked" from "absent" from "unreachable":
+///
+/// ```swift
+/// do { _ = try store.object(forKey: .valueData) }
+/// catch KeyringError.locked { /* ask the user to unlock, then retry */ }
+/// ```
+public enum KeyringError: Error, Sendable, Equatable {
+    /// No D-Bus session bus could be reached (no `DBUS_SESSION_BUS_ADDRESS`, a stale socket, a closed connection).
+    case noSessionBus(detail: String)
+    /// The session bus has no Secret Service provider (`org.freedesktop.secrets` has no owner and none can be activated).
+    case noSecretService
+    /// The collection is locked. `itemExists` is true when a matching item was seen but cannot be read.
+    case locked(itemExists: Bool)
+    /// The Secret Service has no default collection to store items in.
+    case noDefaultCollection
+    /// The operation did not finish within the configured timeout.
+    case timedOut(seconds: Double)
+    /// The caller cancelled the operation.
+    case cancelled
+    /// An argument was rejected before anything was sent to the service; the text says which and why.
+    case invalidArgument(String)
+    /// The stored value is not UTF-8 text, so it cannot be returned as a `String`.
+    case valueIsNotText
+    /// Any other failure reported by the service, with GLib's error domain, code and message.
+    case serviceFailure(domain: String, code: Int32, message: String)
+}
+
+extension KeyringError: CustomStringConvertible {
+    /// One line: what failed and what to do next.
+    public var description: String {
+        switch self {
+        case .noSessionBus(let detail):
+            return "no D-Bus session bus (\(detail)): run inside a desktop session, or start one with dbus-run-session"
+        case .noSecretService:
+            return "no Secret Service on the session bus: install and start gnome-keyring, KWallet or KeePassXC with its Secret Service enabled"
+        case .locked(let itemExists):
+            let what = itemExists ? "the item exists but its keyring is locked" : "the keyring is locked"
+            return "\(what): unlock it by logging in to the desktop session (or with your keyring manager), then retry"
+        case .noDefaultCollection:
+            return "the Secret Service has no default keyring: create one (e.g. the login keyring in Seahorse), then retry"
+        case .timedOut(let seconds):
+            return "the Secret Service did not answer within \(Self.format(seconds)) s: check that the keyring daemon is responsive, or raise the timeout"
+        case .cancelled:
+            return "the keyring operation was cancelled"
+        case .invalidArgument(let why):
+            return "invalid argument: \(why)"
+        case .valueIsNotText:
+            return "the stored value is not UTF-8 text: read it as bytes with data(forKey:)"
+        case .serviceFailure(let domain, let code, let message):
+            return "the Secret Service failed (\(domain) \(code)): \(message)"
+        }
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}

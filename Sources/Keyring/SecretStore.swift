@@ -1,0 +1,216 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The classic keychain item wrapper, on Linux: one Secret Service item per
+/// `(identifier, accessGroup)`, read and written key by key.
+///
+/// ```swift
+/// let store = try SecretStore(identifier: "com.example.app")
+/// try store.setObject("s3cr3t", forKey: .valueData)
+/// try store.setObject("alice", forKey: .account)
+/// let token = try store.object(forKey: .valueData)   // "s3cr3t"
+/// try store.reset()
+/// ```
+///
+/// The item carries the attributes `service` = identifier, `username` = the `.account` value
+/// (empty when unset) and, when an access group is set, `access-group` = the group. So
+/// `secret-tool lookup service ID username ACCOUNT` and python-keyring's
+/// `get_password(ID, ACCOUNT)` find it, and items those tools write are read here.
+///
+/// An access group is a namespace, not a wall: any process of the same user can read an
+/// unlocked collection, and attributes travel and rest as plain text.
+public struct SecretStore: Sendable {
+    /// The item's identifier, stored as the `service` attribute.
+    public let identifier: String
+    /// The namespace that keeps this item apart from others with the same identifier.
+    public let accessGroup: String?
+    /// The keyring the item lives in, with its timeout.
+    public let keyring: Keyring
+
+    /// The largest secret accepted; D-Bus and the keyring daemon hold whole messages in memory.
+    public static let maximumValueSize = 16 << 20
+
+    /// Creates a wrapper. Nothing is read or written until the first call.
+    /// - Parameters:
+    ///   - identifier: the item's identifier (`service` attribute); must not be empty.
+    ///   - accessGroup: a namespace for the item, or nil for none; must not be empty when given.
+    ///   - keyring: the keyring to use, which sets the timeout.
+    /// - Throws: `KeyringError.invalidArgument` for an empty identifier or group, or a NUL byte.
+    public init(identifier: String, accessGroup: String? = nil, keyring: Keyring = .default) throws(KeyringError) {
+        if identifier.isEmpty { throw .invalidArgument("the identifier is empty") }
+        try AttributeRules.validateText(identifier, what: "the identifier")
+        if let accessGroup {
+            if accessGroup.isEmpty { throw .invalidArgument("the access group is empty; pass nil for no group") }
+            try AttributeRules.validateText(accessGroup, what: "the access group")
+        }
+        self.identifier = identifier
+        self.accessGroup = accessGroup
+        self.keyring = keyring
+    }
+
+    /// Reads one key of the item, straight from the keyring (never a cached copy).
+    /// - Parameter key: which part of the item to read.
+    /// - Returns: the value, or nil when there is no item (or the item lacks that attribute).
+    /// - Throws: `KeyringError.locked` when the item exists but is locked (never nil),
+    ///   `.valueIsNotText` when `.valueData` holds bytes that are not UTF-8, or another `KeyringError`.
+    public func object(forKey key: Key) throws(KeyringError) -> String? {
+        try object(forKey: key, cancellation: nil)
+    }
+
+    /// Writes one key of the item, creating the item when absent and otherwise updating that same item.
+    /// - Parameters:
+    ///   - value: the new value.
+    ///   - key: which part of the item to write.
+    /// - Throws: `KeyringError.locked`, `.noDefaultCollection`, `.invalidArgument`, or another `KeyringError`.
+    public func setObject(_ value: String, forKey key: Key) throws(KeyringError) {
+        try write(key == .valueData ? .secret(Data(value.utf8), "text/plain") : .text(value), forKey: key, cancellation: nil)
+    }
+
+    /// Reads one key as bytes. For `.valueData` this is byte-exact (NUL bytes, invalid UTF-8).
+    /// - Parameter key: which part of the item to read.
+    /// - Returns: the bytes, or nil when there is no item (or the item lacks that attribute).
+    /// - Throws: `KeyringError.locked` when the item exists but is locked, or another `KeyringError`.
+    public func data(forKey key: Key) throws(KeyringError) -> Data? {
+        try data(forKey: key, cancellation: nil)
+    }
+
+    /// Writes one key from bytes. For `.valueData` the bytes are stored exactly, as
+    /// `application/octet-stream` unless they are UTF-8 text. Other keys must be UTF-8.
+    /// - Parameters:
+    ///   - data: the bytes to store.
+    ///   - key: which part of the item to write.
+    /// - Throws: `KeyringError.invalidArgument` for non-text metadata, or another `KeyringError`.
+    public func setData(_ data: Data, forKey key: Key) throws(KeyringError) {
+        try write(try Self.payload(data, forKey: key), forKey: key, cancellation: nil)
+    }
+
+    /// Removes the item. Afterwards `object(forKey:)` is nil for every key. Removing an absent item succeeds.
+    /// - Throws: `KeyringError.locked` when the item exists but is locked (nothing is removed), or another `KeyringError`.
+    public func reset() throws(KeyringError) {
+        try reset(cancellation: nil)
+    }
+
+    /// Decodes a JSON-encoded `Decodable` value stored in `.valueData`.
+    /// - Parameter type: the type to decode.
+    /// - Returns: the value, or nil when there is no item.
+    /// - Throws: `KeyringError`, or the decoder's error when the stored bytes are not that type.
+    public func value<T: Decodable>(_ type: T.Type) throws -> T? {
+        guard let data = try data(forKey: .valueData) else { return nil }
+        return try JSONDecoder().decode(T.self, from: data)
+    }
+
+    /// Stores an `Encodable` value in `.valueData` as JSON.
+    /// - Parameter value: the value to store.
+    /// - Throws: `KeyringError`, or the encoder's error.
+    public func setValue<T: Encodable>(_ value: T) throws {
+        let data = try JSONEncoder().encode(value)
+        try write(.secret(data, "application/json"), forKey: .valueData, cancellation: nil)
+    }
+}
+
+// MARK: - Implementation
+
+extension SecretStore {
+    /// The libsecret schema name written into `xdg:schema`; reads never require it.
+    static let schemaName = "io.keyringidentity.SecretStore"
+    static let groupAttribute = "access-group"
+
+    enum Payload {
+        case secret(Data, String)
+        case text(String)
+    }
+
+    static func payload(_ data: Data, forKey key: Key) throws(KeyringError) -> Payload {
+        if key == .valueData {
+            let isText = String(validating: data, as: UTF8.self) != nil
+            return .secret(data, isText ? "text/plain" : "application/octet-stream")
+        }
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw .invalidArgument("the \(key.rawValue) value is not UTF-8 text; only the value itself may be binary")
+        }
+        return .text(text)
+    }
+
+    /// What a search must match; group filtering happens on the results.
+    var searchAttributes: [String: String] {
+        var attributes = ["service": identifier]
+        if let accessGroup { attributes[Self.groupAttribute] = accessGroup }
+        return attributes
+    }
+
+    /// Without a group, items that carry one belong to another wrapper. A locked item whose
+    /// attributes cannot be read might be ours, so it counts.
+    func owns(_ item: KeyringItem) -> Bool {
+        if item.isLocked && item.attributes.isEmpty { return true }
+        return accessGroup != nil || item.attributes[Self.groupAttribute] == nil
+    }
+
+    func object(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> String? {
+        guard let data = try data(forKey: key, cancellation: cancellation) else { return nil }
+        guard let text = String(validating: data, as: UTF8.self) else { throw .valueIsNotText }
+        return text
+    }
+
+    func data(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> Data? {
+        try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+            let items = try call.search(searchAttributes).filter(owns)
+            if key == .valueData { return try call.readFirst(items)?.bytes }
+            guard let item = items.first(where: { !$0.isLocked }) else {
+                if !items.isEmpty { throw .locked(itemExists: true) }
+                if try call.defaultCollectionLocked() == true { throw .locked(itemExists: false) }
+                return nil
+            }
+            switch key {
+            case .label: return Data(item.label.utf8)
+            default: return item.attributes[key.attributeName].map { Data($0.utf8) }
+            }
+        }
+    }
+
+    func write(_ payload: Payload, forKey key: Key, cancellation: Cancellation?) throws(KeyringError) {
+        switch payload {
+        case .secret(let bytes, _) where bytes.count > Self.maximumValueSize:
+            throw .invalidArgument("the value is \(bytes.count) bytes; at most \(Self.maximumValueSize) are allowed")
+        case .text(let text):
+            try AttributeRules.validateText(text, what: "the \(key.rawValue) value")
+        default: break
+        }
+        try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+            let items = try call.search(searchAttributes).filter(owns)
+            if let item = items.first(where: { !$0.isLocked }) {
+                switch (key, payload) {
+                case (_, .secret(let bytes, let type)): try call.updateItem(at: item.objectPath, secret: (bytes, type))
+                case (.label, .text(let text)): try call.updateItem(at: item.objectPath, label: text)
+                case (_, .text(let text)):
+                    var attributes = item.attributes
+                    attributes[key.attributeName] = text
+                    try call.updateItem(at: item.objectPath, attributes: attributes)
+                }
+                return
+            }
+            if !items.isEmpty { throw .locked(itemExists: true) }
+            var attributes = searchAttributes
+            attributes["username"] = ""
+            attributes["xdg:schema"] = Self.schemaName
+            var label = identifier
+            var secret = (Data(), "text/plain")
+            switch (key, payload) {
+            case (_, .secret(let bytes, let type)): secret = (bytes, type)
+            case (.label, .text(let text)): label = text
+            case (_, .text(let text)): attributes[key.attributeName] = text
+            }
+            try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1, replace: false)
+        }
+    }
+
+    func reset(cancellation: Cancellation?) throws(KeyringError) {
+        try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+            let items = try call.search(searchAttributes).filter(owns)
+            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            for item in items { try call.deleteItem(at: item.objectPath) }
+        }
+    }
+}
