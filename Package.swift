@@ -19,6 +19,8 @@ let package = Package(
         .target(name: "DeviceIdentity", dependencies: ["Keyring", "CLibSecret"]),
         .executableTarget(name: "idtool", dependencies: ["Keyring", "DeviceIdentity"]),
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret"]),
+        .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Keyring"]),
+        .testTarget(name: "idtoolTests", dependencies: ["idtool", "DeviceIdentity", "Keyring"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,1 +1,2 @@
 import Keyring
+import DeviceIdentity
