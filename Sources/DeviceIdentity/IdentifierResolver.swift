@@ -1,1 +1,181 @@
 import Keyring
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A stable identifier for an app (or a vendor's apps), kept in the user's keyring.
+///
+/// It follows the pattern iOS apps adopted when the UDID went away: look in the keyring; if
+/// it has none, adopt what an older version stored (migration); only then make a new one
+/// (the generation policy). A private backup file mirrors the keyring and stands in when the
+/// keyring cannot be reached.
+///
+/// **An identifier never changes silently.** A new one is made only when every store answered
+/// "absent"; a locked, unreachable or unreadable store is not absent. First runs are serialized
+/// across processes with a `flock`, and the stores are read again under it.
+///
+/// ```swift
+/// let resolver = try IdentifierResolver(appID: "com.example.editor")
+/// let id = try resolver.identifier()   // the same value on every run
+/// ```
+public struct IdentifierResolver: Sendable {
+    /// Where the backup file lives.
+    public enum BackupLocation: Sendable, Equatable {
+        /// `$XDG_STATE_HOME/<name>/`, falling back to `~/.local/state/<name>/`.
+        case standard
+        /// A directory of your choosing.
+        case directory(String)
+        /// No backup file (the keyring alone).
+        case none
+    }
+
+    /// Whose identifier this is.
+    public let scope: IdentifierScope
+    /// How a new identifier is made.
+    public let policy: GenerationPolicy
+    /// Legacy sources, tried in order when no store holds an identifier.
+    public let migrations: [MigrationSource]
+    /// The keyring, or nil to use the backup file alone.
+    public let keyring: Keyring?
+    /// The backup file's path, or nil when there is none.
+    public var backupPath: String? { backup?.path }
+
+    let backup: BackupFile?
+    let lock: FirstRunLock
+    let cache = ResolutionCache()
+
+    /// A resolver for one app with the defaults: the keyring, the backup file, random v4 UUIDs, no migrations.
+    /// - Parameter appID: the app's ID, e.g. `com.example.editor`.
+    /// - Throws: `IdentityError.invalidArgument` for an empty ID, `/`, `.`/`..` or control characters.
+    public init(appID: String) throws(IdentityError) {
+        try self.init(scope: .app(appID))
+    }
+
+    /// A resolver for the identifier a vendor's apps share (like identifierForVendor).
+    /// Every app that names `vendorGroup` gets the same identifier; resetting it resets it for all.
+    /// On Linux the group is a shared namespace, not an access-control boundary.
+    /// - Parameters:
+    ///   - appID: the calling app's ID (validated, and named in the item's label).
+    ///   - vendorGroup: the vendor's group, e.g. `com.example`.
+    /// - Throws: `IdentityError.invalidArgument` for an invalid app ID or group.
+    public init(appID: String, vendorGroup: String) throws(IdentityError) {
+        try IdentifierScope.app(appID).validate()
+        try self.init(scope: .vendor(vendorGroup))
+    }
+
+    /// The full initializer.
+    /// - Parameters:
+    ///   - scope: an app's or a vendor group's identifier.
+    ///   - policy: how a new identifier is made.
+    ///   - migrations: legacy sources, tried in order when no store holds an identifier.
+    ///   - keyring: the keyring to use (it sets the timeout), or nil for the backup file alone.
+    ///   - backup: where the backup file lives.
+    ///   - lockDirectories: where the first-run lock may live, in order of preference; nil means
+    ///     `$XDG_RUNTIME_DIR/keyring-identity`, then the backup directory.
+    /// - Throws: `IdentityError.invalidArgument` for an invalid scope, or when there is neither a keyring nor a backup.
+    public init(
+        scope: IdentifierScope,
+        policy: GenerationPolicy = .randomUUID,
+        migrations: [MigrationSource] = [],
+        keyring: Keyring? = .default,
+        backup: BackupLocation = .standard,
+        lockDirectories: [String]? = nil
+    ) throws(IdentityError) {
+        try scope.validate()
+        self.scope = scope
+        self.policy = policy
+        self.migrations = migrations
+        self.keyring = keyring
+        switch backup {
+        case .standard: self.backup = BackupFile(directory: BackupFile.defaultDirectory(for: scope), scope: scope)
+        case .directory(let directory):
+            guard directory.hasPrefix("/") else { throw .invalidArgument("the backup directory must be an absolute path") }
+            self.backup = BackupFile(directory: directory, scope: scope)
+        case .none: self.backup = nil
+        }
+        if keyring == nil && self.backup == nil { throw .invalidArgument("a resolver needs a keyring, a backup file, or both") }
+        let backupDirectory = self.backup?.directory ?? BackupFile.defaultDirectory(for: scope)
+        self.lock = FirstRunLock(
+            directories: lockDirectories ?? FirstRunLock.defaultDirectories(backupDirectory: backupDirectory), scope: scope)
+    }
+
+    /// The identifier. After the first call it is served from memory; call `refresh()` to read the stores again.
+    /// - Returns: the canonical identifier.
+    /// - Throws: `IdentityError` when no store can answer and absence is not proven.
+    public func identifier() throws(IdentityError) -> String {
+        if let cached = cache.value { return cached }
+        return try resolve().value
+    }
+
+    /// Reads every store, repairs what disagrees, and makes or migrates an identifier only on a
+    /// proven absence. Updates the in-memory copy that `identifier()` serves.
+    /// - Returns: the identifier with its provenance, stores, repairs and conflicts.
+    /// - Throws: `IdentityError` when no store can answer and absence is not proven.
+    public func resolve() throws(IdentityError) -> Resolution {
+        let resolution = try run(.resolve).resolution!
+        cache.store(resolution.value)
+        return resolution
+    }
+
+    /// Forgets the in-memory copy and resolves again.
+    /// - Returns: the fresh resolution.
+    /// - Throws: as `resolve()`.
+    public func refresh() throws(IdentityError) -> Resolution {
+        cache.clear()
+        return try resolve()
+    }
+
+    /// What `resolve()` would do, without writing anything or removing legacy copies.
+    /// - Returns: the resolution that would result; `isDryRun` is true. A generated value here is only a sample.
+    /// - Throws: as `resolve()`.
+    public func dryRun() throws(IdentityError) -> Resolution {
+        try run(.dryRun).resolution!
+    }
+
+    /// Adopts a legacy identifier from `migrations` when this scope has none. Never generates,
+    /// never overwrites.
+    /// - Parameter dryRun: report what would happen without writing or removing anything.
+    /// - Returns: what happened, including rejected sources.
+    /// - Throws: `IdentityError` when a store or a source cannot be read.
+    public func migrate(dryRun: Bool = false) throws(IdentityError) -> MigrationReport {
+        let report = try run(dryRun ? .migrateDryRun : .migrate)
+        if !dryRun, let value = report.resolution?.value { cache.store(value) }
+        return report
+    }
+
+    /// Removes this scope's identifier from the keyring and the backup file, and nothing of any
+    /// other scope. The next resolve makes (or migrates) a new one.
+    /// - Throws: `IdentityError.keyring` when the keyring is locked or does not answer (then nothing
+    ///   is removed); an unreachable Secret Service is skipped, since it holds nothing reachable.
+    public func reset() throws(IdentityError) {
+        try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) in
+            if let keyring {
+                do throws(KeyringError) { try keyring.delete(scope.keyringAttributes) } catch {
+                    switch error {
+                    case .noSessionBus, .noSecretService: break
+                    default: throw .keyring(error)
+                    }
+                }
+            }
+            try backup?.delete()
+            cache.clear()
+        }
+    }
+
+    var lockTimeout: Double {
+        let timeout = keyring?.timeout ?? .seconds(25)
+        return Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+    }
+}
+
+/// The in-process copy behind `identifier()`. `Mutex` makes the shared state safe across threads.
+final class ResolutionCache: Sendable {
+    private let state = Mutex<String?>(nil)
+
+    var value: String? { state.withLock { $0 } }
+    func store(_ value: String) { state.withLock { $0 = value } }
+    func clear() { state.withLock { $0 = nil } }
+}

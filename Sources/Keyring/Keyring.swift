@@ -46,6 +46,17 @@ public struct Keyring: Sendable {
         }
     }
 
+    /// The oldest readable item matching `attributes`, with its secret, in one call.
+    /// - Parameter attributes: the attributes to match; at least one is required.
+    /// - Returns: the item and its secret bytes, or nil when no item matches.
+    /// - Throws: `KeyringError.locked` as `lookup(_:)` does, or another `KeyringError`.
+    public func firstItem(_ attributes: [String: String]) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
+        try AttributeRules.validate(attributes, requireOne: true)
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+            try call.readFirst(try call.search(attributes)).map { ($0.item, $0.bytes) }
+        }
+    }
+
     /// Stores `secret` under exactly `attributes` in the default collection, replacing the
     /// secret and label of an item that has the same attributes.
     /// - Parameters:

@@ -1,0 +1,62 @@
+internal import CLibSecret
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// systemd's app-specific machine ID: HMAC-SHA256 keyed by the machine ID over the app key,
+/// truncated to 128 bits and stamped as a v4 UUID. Equal to
+/// `systemd-id128 machine-id --app-specific=KEY`. The raw machine ID never leaves this type.
+public enum AppSpecificMachineID {
+    /// Why the app-specific machine ID cannot be derived.
+    public struct Unavailable: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What is wrong, without the machine ID itself.
+        public let reason: String
+        /// The reason, e.g. "/etc/machine-id is all zeros".
+        public var description: String { reason }
+    }
+
+    /// Derives the app-specific ID in systemd's plain form (32 lowercase hex digits).
+    /// - Parameters:
+    ///   - appKey: a 128-bit key as a UUID, dashed or not, any case.
+    ///   - machineIDPath: the machine ID file.
+    /// - Returns: 32 lowercase hex digits, as `systemd-id128` prints them.
+    /// - Throws: `Unavailable` for a bad key or a missing, empty or all-zero machine ID.
+    public static func plainHex(appKey: String, machineIDPath: String = "/etc/machine-id") throws(Unavailable) -> String {
+        try derive(appKey: appKey, machineIDPath: machineIDPath).plainHex
+    }
+
+    static func derive(appKey: String, machineIDPath: String) throws(Unavailable) -> UUIDBytes {
+        guard let key = UUIDBytes.parse(appKey) else {
+            throw Unavailable(reason: "the app key is not a 128-bit UUID (32 hex digits, dashed or not)")
+        }
+        let machine = try machineID(at: machineIDPath)
+        var digest = [UInt8](repeating: 0, count: 32)
+        var digestLength = gsize(digest.count)
+        let hmac = machine.bytes.withUnsafeBufferPointer { machineBytes in
+            g_hmac_new(G_CHECKSUM_SHA256, machineBytes.baseAddress, gsize(machineBytes.count))
+        }
+        guard let hmac else { throw Unavailable(reason: "GLib could not create an HMAC") }
+        defer { g_hmac_unref(hmac) }
+        key.bytes.withUnsafeBufferPointer { g_hmac_update(hmac, $0.baseAddress, gssize($0.count)) }
+        g_hmac_get_digest(hmac, &digest, &digestLength)
+        var result = UUIDBytes(Array(digest.prefix(16)))
+        result.stamp(version: 4)
+        return result
+    }
+
+    private static func machineID(at path: String) throws(Unavailable) -> UUIDBytes {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Unavailable(reason: "\(path) is missing or unreadable")
+        }
+        guard let text = String(data: data, encoding: .utf8)?.trimmingWhitespace(), !text.isEmpty else {
+            throw Unavailable(reason: "\(path) is empty")
+        }
+        guard text.utf8.count == 32, let id = UUIDBytes.parse(String(text)) else {
+            throw Unavailable(reason: "\(path) does not hold a machine ID (e.g. \"uninitialized\")")
+        }
+        if id.bytes.allSatisfy({ $0 == 0 }) { throw Unavailable(reason: "\(path) is all zeros") }
+        return id
+    }
+}

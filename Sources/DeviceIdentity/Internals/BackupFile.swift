@@ -1,0 +1,224 @@
+internal import CLibSecret
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the backup file holds: the identifier and how it came to be, with a checksum that
+/// catches truncation and stray edits.
+struct BackupRecord: Codable, Equatable {
+    var format = 1
+    var scope: String
+    var name: String
+    var identifier: String
+    var created: Date
+    var origin: String
+    var checksum: String
+
+    init(scope: IdentifierScope, identifier: String, created: Date, origin: String) {
+        self.scope = scope.kind
+        self.name = scope.name
+        self.identifier = identifier
+        self.created = Date(timeIntervalSince1970: created.timeIntervalSince1970.rounded(.down))
+        self.origin = origin
+        self.checksum = Self.checksum(identifier)
+    }
+
+    static func checksum(_ identifier: String) -> String {
+        guard let raw = g_compute_checksum_for_string(G_CHECKSUM_SHA256, identifier, -1) else { return "" }
+        defer { g_free(raw) }
+        return String(cString: raw)
+    }
+}
+
+/// The backup file's state as read. Only `.absent` counts as absent.
+enum BackupState: Equatable {
+    case present(BackupRecord)
+    case absent
+    /// Bad content, or something planted at the path; already moved aside to `quarantinedAs`.
+    case corrupt(reason: String, quarantinedAs: String?)
+    /// Exists but cannot be read (permissions, I/O): not absent.
+    case unreadable(reason: String)
+}
+
+/// The private backup file: 0600 in a 0700 directory, written atomically, never through a symlink.
+struct BackupFile: Sendable {
+    static let maximumSize = 64 * 1024
+
+    let directory: String
+    let path: String
+    let scope: IdentifierScope
+
+    init(directory: String, scope: IdentifierScope) {
+        self.directory = directory
+        self.scope = scope
+        self.path = directory + "/" + (scope.kind == "app" ? "identifier" : "vendor-identifier")
+    }
+
+    /// `$XDG_STATE_HOME/<name>`, falling back to `~/.local/state/<name>`.
+    static func defaultDirectory(for scope: IdentifierScope) -> String {
+        StateDirectories.stateHome() + "/" + scope.name
+    }
+
+    func read() -> BackupState {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0 {
+            let code = errno
+            switch code {
+            case ENOENT: return .absent
+            case ELOOP: return quarantine(because: "a symlink was planted at its path")
+            default: return .unreadable(reason: Errno.text(code))
+            }
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .unreadable(reason: Errno.text(errno)) }
+        if (info.st_mode & S_IFMT) != S_IFREG { return quarantine(because: "it is not a regular file") }
+        if info.st_uid != geteuid() { return quarantine(because: "it is owned by another user") }
+        if info.st_size > Self.maximumSize { return quarantine(because: "it is \(info.st_size) bytes, over the \(Self.maximumSize)-byte limit") }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while true {
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .unreadable(reason: Errno.text(errno))
+            }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+            if data.count > Self.maximumSize { return quarantine(because: "it grew past the size limit") }
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        guard let record = try? decoder.decode(BackupRecord.self, from: data) else {
+            return quarantine(because: data.isEmpty ? "it is empty" : "it is not a valid backup record")
+        }
+        guard record.format == 1, record.scope == scope.kind, record.name == scope.name else {
+            return quarantine(because: "it belongs to another scope or format")
+        }
+        if IdentifierText.problem(with: record.identifier) != nil || record.checksum != BackupRecord.checksum(record.identifier) {
+            return quarantine(because: "its identifier fails its checksum")
+        }
+        return .present(record)
+    }
+
+    /// Writes atomically: a new 0600 temp file, fsync, rename over the old one, fsync the directory.
+    func write(_ record: BackupRecord) throws(IdentityError) {
+        try ensureDirectory()
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.sortedKeys]
+        guard var data = try? encoder.encode(record) else { throw unwritable("the record could not be encoded") }
+        data.append(UInt8(ascii: "\n"))
+        var randomSuffix = SystemRandomNumberGenerator()
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: .min ... .max, using: &randomSuffix))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw unwritable(Errno.text(errno)) }
+        var written = 0
+        let failure: Int32? = data.withUnsafeBytes { raw -> Int32? in
+            while written < raw.count {
+                let count = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += count
+            }
+            return fsync(fd) == 0 ? nil : errno
+        }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw unwritable(Errno.text(failure))
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw unwritable(Errno.text(code))
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    /// Removes the backup; an absent file is fine.
+    func delete() throws(IdentityError) {
+        if unlink(path) != 0 && errno != ENOENT { throw unwritable(Errno.text(errno)) }
+    }
+
+    /// Creates the directory 0700 (and missing parents), refusing a symlink or another owner.
+    func ensureDirectory() throws(IdentityError) {
+        do { try StateDirectories.makePrivateDirectory(directory) } catch { throw unwritable(error.reason) }
+    }
+
+    private func quarantine(because reason: String) -> BackupState {
+        let target = "\(path).corrupt-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+        let moved = rename(path, target) == 0
+        return .corrupt(reason: reason, quarantinedAs: moved ? target : nil)
+    }
+
+    private func unwritable(_ reason: String) -> IdentityError {
+        .backupUnwritable(path: path, reason: reason)
+    }
+}
+
+/// strerror text for an errno value.
+enum Errno {
+    static func text(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}
+
+/// XDG state and runtime directories, and creating private directories safely.
+enum StateDirectories {
+    struct Failure: Error {
+        let reason: String
+    }
+
+    static func stateHome() -> String {
+        if let state = environment("XDG_STATE_HOME"), state.hasPrefix("/") { return state }
+        return home() + "/.local/state"
+    }
+
+    static func runtimeDirectory() -> String? {
+        guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return nil }
+        return runtime
+    }
+
+    static func home() -> String {
+        if let home = environment("HOME"), home.hasPrefix("/") { return home }
+        if let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir { return String(cString: dir) }
+        return "/"
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let raw = getenv(name) else { return nil }
+        let value = String(cString: raw)
+        return value.isEmpty ? nil : value
+    }
+
+    /// mkdir -p with 0700 for what it creates. The final directory must be a real directory owned
+    /// by us; it is tightened to 0700 when looser.
+    static func makePrivateDirectory(_ path: String, isFinal: Bool = true) throws(Failure) {
+        var info = stat()
+        // Parents may be symlinks (e.g. /home); the final directory itself must not be.
+        let look: (String, inout stat) -> Int32 = { isFinal ? lstat($0, &$1) : stat($0, &$1) }
+        if look(path, &info) != 0 {
+            guard errno == ENOENT else { throw Failure(reason: "\(path): \(Errno.text(errno))") }
+            let parent = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+            if !parent.isEmpty { try makePrivateDirectory(parent, isFinal: false) }
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw Failure(reason: "\(path): \(Errno.text(errno))") }
+            guard look(path, &info) == 0 else { throw Failure(reason: "\(path): \(Errno.text(errno))") }
+        }
+        if (info.st_mode & S_IFMT) != S_IFDIR { throw Failure(reason: "\(path) is not a directory") }
+        guard isFinal else { return }  // parents like /home or /tmp are not ours to judge
+        if info.st_uid != geteuid() { throw Failure(reason: "\(path) is owned by another user") }
+        if info.st_mode & 0o077 != 0 && chmod(path, 0o700) != 0 { throw Failure(reason: "\(path): \(Errno.text(errno))") }
+    }
+}

@@ -1,0 +1,142 @@
+import Keyring
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where an older version of the app (or another tool) kept its identifier.
+///
+/// Sources are consulted in order, and only when no store holds an identifier. A value is adopted
+/// byte for byte, except that a leading BOM and surrounding whitespace are trimmed. A value that
+/// is empty, not UTF-8, has control characters or is over 256 bytes is rejected, and the next
+/// source is tried.
+public struct MigrationSource: Sendable, CustomStringConvertible {
+    enum Kind: Sendable {
+        case keyringItem([String: String])
+        case secretStore(identifier: String, accessGroup: String?)
+        case file(String)
+        case machineID(String)
+    }
+
+    let kind: Kind
+    /// Whether to delete the legacy copy once the adopted value has been written and read back.
+    public let removesLegacyCopy: Bool
+
+    /// A keyring item found by its attributes, e.g. `["service": "legacy.app", "username": "udid"]`.
+    /// - Parameters:
+    ///   - attributes: the attributes to match (at least one).
+    ///   - removeAfterMigration: delete the item after a verified migration.
+    public static func keyringItem(_ attributes: [String: String], removeAfterMigration: Bool = false) -> MigrationSource {
+        MigrationSource(kind: .keyringItem(attributes), removesLegacyCopy: removeAfterMigration)
+    }
+
+    /// The `.valueData` of an older version's `SecretStore`.
+    /// - Parameters:
+    ///   - identifier: the old wrapper's identifier.
+    ///   - accessGroup: the old wrapper's access group.
+    ///   - removeAfterMigration: reset the old item after a verified migration.
+    public static func secretStore(identifier: String, accessGroup: String? = nil, removeAfterMigration: Bool = false) -> MigrationSource {
+        MigrationSource(kind: .secretStore(identifier: identifier, accessGroup: accessGroup), removesLegacyCopy: removeAfterMigration)
+    }
+
+    /// A plain file holding the identifier, like an old preferences-file fallback.
+    /// - Parameters:
+    ///   - path: the file's path.
+    ///   - removeAfterMigration: delete the file after a verified migration.
+    public static func file(_ path: String, removeAfterMigration: Bool = false) -> MigrationSource {
+        MigrationSource(kind: .file(path), removesLegacyCopy: removeAfterMigration)
+    }
+
+    /// The raw machine ID, for apps whose older versions used it as their identifier. Opt-in only:
+    /// it is confidential (machine-id(5)), and storing it in the keyring exposes it to the user's
+    /// processes. New apps should use `GenerationPolicy.appSpecificMachineID` instead.
+    /// - Parameter path: the machine ID file.
+    public static func machineID(path: String = "/etc/machine-id") -> MigrationSource {
+        MigrationSource(kind: .machineID(path), removesLegacyCopy: false)
+    }
+
+    /// E.g. `keyring:service=legacy.app,username=udid`, `file:/path`, `machine-id`.
+    public var description: String {
+        switch kind {
+        case .keyringItem(let attributes):
+            return "keyring:" + attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        case .secretStore(let identifier, let group):
+            return "secret-store:\(identifier)" + (group.map { "@\($0)" } ?? "")
+        case .file(let path): return "file:\(path)"
+        case .machineID: return "machine-id"
+        }
+    }
+
+    enum Reading {
+        case value(String)
+        case absent
+        case rejected(reason: String)
+    }
+
+    /// Reads the legacy value. Throws when the source cannot answer (which is not absence).
+    func read(keyring: Keyring) throws(IdentityError) -> Reading {
+        let bytes: Data?
+        switch kind {
+        case .keyringItem(let attributes):
+            do { bytes = try keyring.lookup(attributes) } catch { throw unreadable(error.description) }
+        case .secretStore(let identifier, let group):
+            do {
+                bytes = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).data(forKey: .valueData)
+            } catch { throw unreadable(error.description) }
+        case .file(let path), .machineID(let path):
+            bytes = try readFile(path)
+        }
+        guard let bytes else { return .absent }
+        switch IdentifierText.normalize(bytes) {
+        case .success(let value): return .value(value)
+        case .failure(let rejection): return .rejected(reason: rejection.reason)
+        }
+    }
+
+    /// Deletes the legacy copy (only called after a verified migration).
+    func removeLegacy(keyring: Keyring) throws(IdentityError) {
+        guard removesLegacyCopy else { return }
+        switch kind {
+        case .keyringItem(let attributes):
+            do { try keyring.delete(attributes) } catch { throw unreadable(error.description) }
+        case .secretStore(let identifier, let group):
+            do { try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).reset() } catch {
+                throw unreadable(error.description)
+            }
+        case .file(let path):
+            if unlink(path) != 0 && errno != ENOENT { throw unreadable(Errno.text(errno)) }
+        case .machineID:
+            return
+        }
+    }
+
+    private func readFile(_ path: String) throws(IdentityError) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw unreadable(Errno.text(errno))
+        }
+        defer { close(fd) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw unreadable(Errno.text(errno))
+            }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[0..<count])
+            // Anything this long is rejected anyway; stop reading huge files.
+            if data.count > 64 * 1024 { return data }
+        }
+    }
+
+    private func unreadable(_ reason: String) -> IdentityError {
+        .migrationSourceUnreadable(source: description, reason: reason)
+    }
+}
