@@ -20,7 +20,10 @@ enum IdentifierText {
 
     /// Why `text` cannot be an identifier, or nil when it can.
     static func problem(with text: String) -> String? {
-        if text.isEmpty { return "it is empty" }
+        if text.trimmingWhitespace().isEmpty { return "it is empty" }
+        if text.trimmingWhitespace().count != text.count || text.hasPrefix("\u{FEFF}") {
+            return "it has surrounding whitespace or a BOM"
+        }
         if text.utf8.count > maximumLength { return "it is longer than \(maximumLength) bytes" }
         if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "it contains control characters"

@@ -1,0 +1,122 @@
+// Helpers for the DeviceIdentity tests. Keyring-touching tests call `requireTestKeyring()`:
+// outside scripts/with-keyring it fails (never skips), so the user's own keyring is never used.
+import Foundation
+import Keyring
+import Testing
+@testable import DeviceIdentity
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let repoRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+func requireTestKeyring(sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let root = ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? ""
+    try #require(
+        !root.isEmpty,
+        "This test talks to a real gnome-keyring; run it under scripts/with-keyring. It refuses to touch your own keyring.",
+        sourceLocation: sourceLocation)
+}
+
+/// A unique app ID, a private backup/lock directory for it, and a resolver factory.
+struct Fixture {
+    let appID = "test.app.\(UUID().uuidString.lowercased())"
+    let directory: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("di-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    var backupDirectory: String { directory + "/state/" + appID }
+    var backupPath: String { backupDirectory + "/identifier" }
+
+    func resolver(
+        scope: IdentifierScope? = nil, policy: GenerationPolicy = .randomUUID, migrations: [MigrationSource] = [],
+        keyring: Keyring? = Keyring(timeout: .seconds(5)), backup: Bool = true
+    ) throws -> IdentifierResolver {
+        try IdentifierResolver(
+            scope: scope ?? .app(appID), policy: policy, migrations: migrations, keyring: keyring,
+            backup: backup ? .directory(backupDirectory) : .none, lockDirectories: [directory + "/lock"])
+    }
+
+    /// The scope's identifier as an independent client (secret-tool) sees it in the keyring.
+    func keyringValue(kind: String = "app", name: String? = nil) throws -> String? {
+        let out = try run("/usr/bin/secret-tool", ["lookup", "identity-scope", kind, "identity-name", name ?? appID])
+        return out.status == 0 ? out.text : nil
+    }
+
+    /// Deletes the scope's keyring item with an independent client.
+    func deleteKeyringItem(kind: String = "app", name: String? = nil) throws {
+        try run("/usr/bin/secret-tool", ["clear", "identity-scope", kind, "identity-name", name ?? appID])
+    }
+}
+
+struct Output {
+    var status: Int32
+    var stdout: Data
+    var stderr: String
+    var text: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+@discardableResult
+func run(_ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String?] = [:]) throws -> Output {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
+    process.standardOutput = stdout
+    process.standardError = stderr
+    process.standardInput = stdin
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(input) }
+    try stdin.fileHandleForWriting.close()
+    let out = stdout.fileHandleForReading.readDataToEndOfFile()
+    let err = stderr.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Output(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+}
+
+/// Runs scripts/keyring-ctl inside the test session (lock, restart, kill, start, stop).
+func keyringCtl(_ command: String) throws {
+    let out = try run(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, [command])
+    #expect(out.status == 0, "keyring-ctl \(command) failed: \(out.stderr)")
+}
+
+/// Runs `body` with the session bus hidden from this process (GLib's own connection stays
+/// cached, so the library's pre-check is what sees "no bus" — as a process without a bus would).
+func withoutSessionBus<T>(_ body: () throws -> T) rethrows -> T {
+    let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+    let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
+    let empty = FileManager.default.temporaryDirectory.appendingPathComponent("nobus-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+    unsetenv("DBUS_SESSION_BUS_ADDRESS")
+    setenv("XDG_RUNTIME_DIR", empty, 1)
+    defer {
+        if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
+        if let runtime { setenv("XDG_RUNTIME_DIR", runtime, 1) } else { unsetenv("XDG_RUNTIME_DIR") }
+    }
+    return try body()
+}
+
+/// The IdentityError `body` throws; records an issue otherwise.
+func identityError<T>(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) -> IdentityError? {
+    do {
+        let value = try body()
+        Issue.record("expected an IdentityError, got a result: \(value)", sourceLocation: sourceLocation)
+    } catch let error as IdentityError {
+        return error
+    } catch {
+        Issue.record("expected an IdentityError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+func isUUIDv4(_ text: String) -> Bool {
+    text.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", options: .regularExpression) != nil
+}
