@@ -37,4 +37,24 @@ public struct ServiceStatus: Sendable, Equatable {
     public var defaultCollectionLabel: String?
     /// Why the service or its default collection is not usable; nil when all is well.
     public var problem: KeyringError?
+
+    /// Creates a status value, e.g. to test code that reports one.
+    /// - Parameters:
+    ///   - isReachable: whether a Secret Service answered.
+    ///   - provider: the providing process's name.
+    ///   - hasDefaultCollection: whether the default collection exists.
+    ///   - isLocked: whether it is locked.
+    ///   - defaultCollectionLabel: its label.
+    ///   - problem: why the service is not usable, if it is not.
+    public init(
+        isReachable: Bool, provider: String? = nil, hasDefaultCollection: Bool = false, isLocked: Bool = false,
+        defaultCollectionLabel: String? = nil, problem: KeyringError? = nil
+    ) {
+        self.isReachable = isReachable
+        self.provider = provider
+        self.hasDefaultCollection = hasDefaultCollection
+        self.isLocked = isLocked
+        self.defaultCollectionLabel = defaultCollectionLabel
+        self.problem = problem
+    }
 }
