@@ -1,0 +1,55 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Keyring
+
+/// One parsed idtool invocation. `CommandLineParser.parse` makes it; `main` runs it.
+///
+/// Every option is resolved here: defaults are filled in (`--app` from `IDTOOL_APP`, else
+/// "idtool"; `--timeout` 10 s), and values are validated, so runners need no further checks.
+enum Command: Equatable, Sendable {
+    /// `--help`/`-h`: print the usage of `topic` to stdout, exit 0.
+    case help(HelpTopic)
+    /// `--version`: print the version, exit 0.
+    case version
+
+    /// `idtool get`: print the app's identifier, creating it when it is proven absent.
+    case get(app: String, vendor: String?, json: Bool, timeout: Duration)
+    /// `idtool show`: print the app's identifier without ever creating one.
+    case show(app: String, vendor: String?, json: Bool, timeout: Duration)
+    /// `idtool reset`: remove the app's identifier.
+    case reset(app: String, vendor: String?, timeout: Duration)
+    /// `idtool migrate`: adopt a legacy identifier from `source`. `--app` is required here.
+    case migrate(app: String, source: MigrationSource, dryRun: Bool, removeLegacy: Bool, timeout: Duration)
+    /// `idtool derive`: the app-specific machine ID for `appKey`; `uuid` asks for the dashed form.
+    case derive(appKey: UUID, uuid: Bool)
+
+    /// `idtool doctor`: check the session bus, the Secret Service and the default collection.
+    case doctor(json: Bool, timeout: Duration)
+
+    /// `idtool item get`: write one key of an item to stdout, byte for byte.
+    case itemGet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration)
+    /// `idtool item set`: read one key of an item from stdin, byte for byte.
+    case itemSet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration)
+    /// `idtool item reset`: remove an item.
+    case itemReset(identifier: String, group: String?, timeout: Duration)
+}
+
+/// Where `idtool migrate --from` finds a legacy identifier.
+enum MigrationSource: Equatable, Sendable {
+    /// `keyring:ATTR=VALUE[,ATTR=VALUE…]`: the secret of the keyring item with these attributes.
+    case keyring(attributes: [String: String])
+    /// `file:PATH`: the contents of a file.
+    case file(path: String)
+    /// `machine-id`: the app-specific machine ID.
+    case machineID
+}
+
+/// Which usage text to print: the overview, or one command's.
+enum HelpTopic: String, Equatable, Sendable, CaseIterable {
+    case overview
+    case get, show, reset, migrate, derive, doctor
+    case item, itemGet, itemSet, itemReset
+}

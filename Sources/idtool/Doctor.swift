@@ -1,0 +1,187 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Keyring
+
+/// One line of `idtool doctor`: a named check, what it found and, on failure, how to fix it.
+struct DoctorCheck: Equatable, Sendable {
+    /// A stable name, e.g. "session bus"; scripts match on it.
+    var name: String
+    /// True when the check passed.
+    var ok: Bool
+    /// What was found, in one line. Never an identifier, a secret or the raw machine ID.
+    var detail: String
+    /// One line saying how to fix a failure; nil when `ok`.
+    var hint: String?
+    /// The exit status this failure calls for: `.unavailable` (69) unless the problem is
+    /// temporary (`.temporaryFailure`, 75). Ignored when `ok`.
+    var failureStatus: ExitCode = .unavailable
+
+    static func pass(_ name: String, _ detail: String) -> DoctorCheck {
+        DoctorCheck(name: name, ok: true, detail: detail, hint: nil)
+    }
+
+    static func fail(_ name: String, _ detail: String, hint: String, status: ExitCode = .unavailable) -> DoctorCheck {
+        DoctorCheck(name: name, ok: false, detail: detail, hint: hint, failureStatus: status)
+    }
+}
+
+/// What doctor needs from `Keyring.status()`. Its own type because `ServiceStatus` has no
+/// public initializer, so tests could not build one.
+struct KeyringProbe: Equatable, Sendable {
+    var isReachable: Bool
+    var provider: String?
+    var hasDefaultCollection: Bool
+    var isLocked: Bool
+    var defaultCollectionLabel: String?
+    var problem: KeyringError?
+}
+
+extension KeyringProbe {
+    init(_ status: ServiceStatus) {
+        self.init(
+            isReachable: status.isReachable, provider: status.provider, hasDefaultCollection: status.hasDefaultCollection,
+            isLocked: status.isLocked, defaultCollectionLabel: status.defaultCollectionLabel, problem: status.problem)
+    }
+}
+
+/// `idtool doctor`: the keyring checks here, then `IdentityCommands.doctorChecks()`.
+enum Doctor {
+    static let sessionBus = "session bus"
+    static let secretService = "secret service"
+    static let defaultCollection = "default collection"
+    static let unlocked = "default collection unlocked"
+
+    static func run(json: Bool, timeout: Duration, environment: [String: String]) -> Int32 {
+        let status = KeyringProbe(Keyring(timeout: timeout).status())
+        let checks = keyringChecks(status, environment: environment) + IdentityCommands.doctorChecks()
+        let code = exitStatus(checks)
+        Output.print(json ? self.json(checks) + "\n" : text(checks))
+        if code != .ok {
+            let failed = checks.filter { !$0.ok }.count
+            Output.error("doctor: \(failed) of \(checks.count) checks failed: apply the fixes printed on stdout")
+        }
+        return code.rawValue
+    }
+
+    /// The four keyring checks, in order, derived from one `Keyring.status()`.
+    static func keyringChecks(_ status: KeyringProbe, environment: [String: String]) -> [DoctorCheck] {
+        let busHint = "run inside a desktop session, or start one with dbus-run-session"
+        let serviceHint = "install and start gnome-keyring, KWallet or KeePassXC with its Secret Service enabled"
+        let collectionHint = "create a default keyring (e.g. the login keyring in Seahorse), then retry"
+        let unlockHint = "unlock the keyring by logging in to the desktop session (or with your keyring manager)"
+
+        var checks: [DoctorCheck] = []
+        // A check that cannot run because an earlier one failed shares that failure's status.
+        func blocked(_ name: String, by cause: String) -> DoctorCheck {
+            .fail(name, "not checked: the \(cause) check failed", hint: "fix the \(cause) first",
+                  status: checks.last?.failureStatus ?? .unavailable)
+        }
+
+        // 1. Session bus.
+        if case .noSessionBus(let detail) = status.problem {
+            checks.append(.fail(sessionBus, "not reachable (\(detail))", hint: busHint))
+            return checks + [blocked(secretService, by: sessionBus), blocked(defaultCollection, by: sessionBus),
+                             blocked(unlocked, by: sessionBus)]
+        }
+        let via = environment["DBUS_SESSION_BUS_ADDRESS"].map { $0.isEmpty ? nil : $0 } ?? nil
+        checks.append(.pass(sessionBus, via != nil ? "connected via DBUS_SESSION_BUS_ADDRESS" : "connected via $XDG_RUNTIME_DIR/bus"))
+
+        // 2. Secret Service owner and implementation.
+        guard status.isReachable else {
+            switch status.problem {
+            case .noSecretService?:
+                checks.append(.fail(secretService, "org.freedesktop.secrets has no owner and none can be activated", hint: serviceHint))
+            case .timedOut(let seconds)?:
+                checks.append(.fail(secretService, "did not answer within \(format(seconds)) s",
+                                    hint: "check that the keyring daemon is responsive, or raise --timeout",
+                                    status: .temporaryFailure))
+            case let problem?:
+                checks.append(.fail(secretService, "unusable: \(problem)", hint: serviceHint, status: ExitCode(problem).clampedForDoctor))
+            case nil:
+                checks.append(.fail(secretService, "did not answer", hint: serviceHint))
+            }
+            return checks + [blocked(defaultCollection, by: secretService), blocked(unlocked, by: secretService)]
+        }
+        checks.append(.pass(secretService, "provided by \(status.provider ?? "an unknown program")"))
+
+        // 3. Default collection exists.
+        guard status.hasDefaultCollection else {
+            switch status.problem {
+            case nil, .noDefaultCollection?:
+                checks.append(.fail(defaultCollection, "the Secret Service has no default keyring", hint: collectionHint))
+            case let problem?:
+                checks.append(.fail(defaultCollection, "cannot be read: \(problem)", hint: collectionHint,
+                                    status: ExitCode(problem).clampedForDoctor))
+            }
+            return checks + [blocked(unlocked, by: defaultCollection)]
+        }
+        let label = status.defaultCollectionLabel.map { " (\(JSON.quote($0)))" } ?? ""
+        checks.append(.pass(defaultCollection, "exists\(label)"))
+
+        // 4. Default collection unlocked.
+        switch status.problem {
+        case nil where !status.isLocked, .noDefaultCollection?:
+            checks.append(.pass(unlocked, "unlocked"))
+        case nil, .locked?:
+            checks.append(.fail(unlocked, "locked", hint: unlockHint, status: .temporaryFailure))
+        case let problem?:
+            checks.append(.fail(unlocked, "cannot tell: \(problem)", hint: unlockHint, status: ExitCode(problem).clampedForDoctor))
+        }
+        return checks
+    }
+
+    /// 0 when every check passed; 75 when every failure is temporary; else 69 (or 70 when a
+    /// failure is internal).
+    static func exitStatus(_ checks: [DoctorCheck]) -> ExitCode {
+        let failures = checks.filter { !$0.ok }.map(\.failureStatus)
+        if failures.isEmpty { return .ok }
+        if failures.allSatisfy({ $0 == .temporaryFailure }) { return .temporaryFailure }
+        if failures.contains(.software) && !failures.contains(.unavailable) { return .software }
+        return .unavailable
+    }
+
+    /// `ok NAME: DETAIL`, or `FAIL NAME: DETAIL` followed by an indented `fix: HINT` line.
+    static func text(_ checks: [DoctorCheck]) -> String {
+        checks.map { check in
+            let line = "\(check.ok ? "ok" : "FAIL") \(check.name): \(oneLine(check.detail))\n"
+            guard !check.ok, let hint = check.hint else { return line }
+            return line + "    fix: \(oneLine(hint))\n"
+        }.joined()
+    }
+
+    /// `{"ok": BOOL, "checks": [{"name", "ok", "detail", "hint"}]}`; `hint` is null for a passed check.
+    static func json(_ checks: [DoctorCheck]) -> String {
+        JSON.object([
+            ("ok", .bool(checks.allSatisfy(\.ok))),
+            ("checks", .array(checks.map { check in
+                .object([
+                    ("name", .string(check.name)),
+                    ("ok", .bool(check.ok)),
+                    ("detail", .string(check.detail)),
+                    ("hint", check.ok ? .null : check.hint.map(JSON.string) ?? .null),
+                ])
+            })),
+        ]).serialized
+    }
+
+    private static func oneLine(_ text: String) -> String {
+        text.map { $0.isNewline ? " " : String($0) }.joined()
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+extension ExitCode {
+    /// Doctor reports only 69, 70 and 75.
+    fileprivate var clampedForDoctor: ExitCode {
+        switch self {
+        case .temporaryFailure, .software: return self
+        default: return .unavailable
+        }
+    }
+}

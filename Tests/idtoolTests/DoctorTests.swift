@@ -1,0 +1,89 @@
+import Foundation
+import Keyring
+import Testing
+
+@testable import idtool
+
+/// `idtool doctor`'s verdicts, from synthetic `ServiceStatus` values: no keyring needed.
+@Suite("doctor checks")
+struct DoctorTests {
+    let busEnv = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/x"]
+
+    func status(reachable: Bool = true, provider: String? = "gnome-keyring-daemon", collection: Bool = true,
+                locked: Bool = false, problem: KeyringError? = nil) -> KeyringProbe {
+        KeyringProbe(isReachable: reachable, provider: provider, hasDefaultCollection: collection, isLocked: locked,
+                      defaultCollectionLabel: collection ? "Login" : nil, problem: problem)
+    }
+
+    @Test("a healthy keyring passes all four checks and exits 0")
+    func healthy() {
+        let checks = Doctor.keyringChecks(status(), environment: busEnv)
+        #expect(checks.map(\.name) == ["session bus", "secret service", "default collection", "default collection unlocked"])
+        #expect(checks.allSatisfy { $0.ok })
+        #expect(checks[1].detail.contains("gnome-keyring-daemon"))
+        #expect(Doctor.exitStatus(checks) == .ok)
+        #expect(Doctor.text(checks).split(separator: "\n").allSatisfy { $0.hasPrefix("ok ") })
+    }
+
+    @Test("no session bus fails every check and exits 69")
+    func noBus() {
+        let checks = Doctor.keyringChecks(
+            status(reachable: false, provider: nil, collection: false, problem: .noSessionBus(detail: "gone")), environment: [:])
+        #expect(checks.count == 4)
+        #expect(checks.allSatisfy { !$0.ok && $0.hint != nil })
+        #expect(Doctor.exitStatus(checks) == .unavailable)
+    }
+
+    @Test("no Secret Service passes the bus check only and exits 69")
+    func noService() {
+        let checks = Doctor.keyringChecks(
+            status(reachable: false, provider: nil, collection: false, problem: .noSecretService), environment: busEnv)
+        #expect(checks.map(\.ok) == [true, false, false, false])
+        #expect(Doctor.exitStatus(checks) == .unavailable)
+    }
+
+    @Test("no default collection exits 69")
+    func noCollection() {
+        let checks = Doctor.keyringChecks(status(collection: false, problem: .noDefaultCollection), environment: busEnv)
+        #expect(checks.map(\.ok) == [true, true, false, false])
+        #expect(Doctor.exitStatus(checks) == .unavailable)
+    }
+
+    @Test("a locked keyring alone exits 75")
+    func locked() {
+        let checks = Doctor.keyringChecks(status(locked: true, problem: .locked(itemExists: false)), environment: busEnv)
+        #expect(checks.map(\.ok) == [true, true, true, false])
+        #expect(Doctor.exitStatus(checks) == .temporaryFailure)
+        #expect(Doctor.text(checks).contains("FAIL default collection unlocked: locked\n    fix: "))
+    }
+
+    @Test("a locked keyring plus a failing identity check exits 69")
+    func lockedPlusOther() {
+        let checks = Doctor.keyringChecks(status(locked: true, problem: .locked(itemExists: false)), environment: busEnv)
+            + [.fail("backup dir", "not writable", hint: "fix permissions")]
+        #expect(Doctor.exitStatus(checks) == .unavailable)
+    }
+
+    @Test("a timeout exits 75")
+    func timeout() {
+        let checks = Doctor.keyringChecks(
+            status(reachable: false, provider: nil, collection: false, problem: .timedOut(seconds: 2)), environment: busEnv)
+        #expect(checks[1].detail == "did not answer within 2 s")
+        #expect(Doctor.exitStatus(checks) == .temporaryFailure)
+    }
+
+    @Test("--json has the stable schema: ok, then checks with name, ok, detail, hint")
+    func json() throws {
+        let checks = Doctor.keyringChecks(status(locked: true, problem: .locked(itemExists: false)), environment: busEnv)
+        let text = Doctor.json(checks)
+        let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["ok", "checks"])
+        #expect(object["ok"] as? Bool == false)
+        let list = try #require(object["checks"] as? [[String: Any]])
+        #expect(list.count == 4)
+        for item in list { #expect(Set(item.keys) == ["name", "ok", "detail", "hint"]) }
+        #expect(list[0]["hint"] is NSNull)
+        #expect(list[3]["hint"] as? String != nil)
+        #expect(text.hasPrefix(#"{"ok":false,"checks":[{"name":"session bus","ok":true,"detail":"#))
+    }
+}
