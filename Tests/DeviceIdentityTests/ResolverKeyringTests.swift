@@ -230,22 +230,26 @@ struct ResolverKeyringTests {
     func vendorScope() throws {
         try requireTestKeyring()
         let group = "test.vendor.\(UUID().uuidString.lowercased())"
-        let stateA = try Fixture(), stateB = try Fixture()
-        func resolver(_ fixture: Fixture) throws -> IdentifierResolver {
-            try IdentifierResolver(
+        let shared = try Fixture()
+        // Two apps of the group: different app IDs, the same (default-style, per-group) backup location.
+        func resolver(_ app: String) throws -> IdentifierResolver {
+            _ = try IdentifierResolver(appID: app, vendorGroup: group)
+            return try IdentifierResolver(
                 scope: .vendor(group), keyring: Keyring(timeout: .seconds(5)),
-                backup: .directory(fixture.directory + "/vendor"), lockDirectories: [fixture.directory])
+                backup: .directory(shared.directory + "/" + group), lockDirectories: [shared.directory])
         }
-        let a = try resolver(stateA).identifier()
-        let b = try resolver(stateB).resolve()
+        let a = try resolver("com.example.a").identifier()
+        let b = try resolver("com.example.b").resolve()
         #expect(b.value == a)
         #expect(b.provenance == .keyring)
-        try resolver(stateA).reset()
-        let afterReset = try resolver(stateB).refresh()
-        // B's backup still held the old value but the keyring lost it: the backup restores it,
-        // so a group reset must clear every app's backup too — B's backup is its own store.
-        #expect(afterReset.value == a || afterReset.provenance == .backup)
-        #expect(try stateA.keyringValue(kind: "vendor", name: group) == afterReset.value)
+        #expect(try shared.keyringValue(kind: "vendor", name: group) == a)
+
+        try resolver("com.example.a").reset()
+        #expect(try shared.keyringValue(kind: "vendor", name: group) == nil)
+        let afterReset = try resolver("com.example.b").refresh()
+        #expect(afterReset.value != a)
+        #expect(afterReset.provenance == .generated(policy: "randomUUID"))
+        #expect(try resolver("com.example.a").identifier() == afterReset.value)
     }
 
     @Test("the identifier item is found by the documented attributes and never by a SecretStore")
