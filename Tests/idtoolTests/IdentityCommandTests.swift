@@ -1,0 +1,243 @@
+// idtool get/show/reset/migrate/derive as a subprocess against the real keyring.
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("idtool identity commands against the real keyring", .serialized)
+struct IdentityCommandTests {
+    static func newApp() -> String { "test.idtool.\(UUID().uuidString.lowercased())" }
+
+    static func isUUIDv4Line(_ text: String) -> Bool {
+        text.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n$", options: .regularExpression) != nil
+    }
+
+    /// The environment of a process that has no session bus at all.
+    static func noBusEnvironment() throws -> [String: String] {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("idtool-nobus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        var environment = Idtool.baseEnvironment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        environment["XDG_RUNTIME_DIR"] = empty.path
+        return environment
+    }
+
+    @Test("get prints the identifier and a newline, nothing else, and the same one every run")
+    func getIsStable() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        let first = try Idtool.run(["get", "--app", app])
+        #expect(first.status == 0)
+        #expect(Self.isUUIDv4Line(first.stdoutText), "stdout: \(first.stdoutText.debugDescription)")
+        #expect(first.stderr.isEmpty)
+        for _ in 0..<3 { #expect(try Idtool.run(["get", "--app", app]).stdoutText == first.stdoutText) }
+
+        let json = try Idtool.run(["get", "--app", app, "--json"])
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
+        #expect(object["identifier"] as? String == first.stdoutText.trimmingCharacters(in: .newlines))
+        #expect(object["provenance"] as? String == "keyring")
+        #expect(object["storedIn"] as? [String] == ["keyring", "backup"])
+        #expect(object["degraded"] as? Bool == false)
+    }
+
+    @Test("APP comes from --app, else IDTOOL_APP, else idtool")
+    func appFallback() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        var environment = Idtool.baseEnvironment
+        environment["IDTOOL_APP"] = app
+        let viaEnvironment = try Idtool.run(["get"], environment: environment)
+        #expect(viaEnvironment.stdoutText == (try Idtool.run(["get", "--app", app])).stdoutText)
+        let defaultApp = try Idtool.run(["get"])
+        #expect(defaultApp.stdoutText == (try Idtool.run(["get", "--app", "idtool"])).stdoutText)
+        #expect(defaultApp.stdoutText != viaEnvironment.stdoutText)
+    }
+
+    @Test("16 processes starting a new app at once all print the same identifier, 10 times over")
+    func sixteenProcessRace() throws {
+        try Idtool.requireTestKeyring()
+        for round in 0..<10 {
+            let app = Self.newApp()
+            let outputs = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 16) { _ in
+                let run = try? Idtool.run(["get", "--app", app])
+                outputs.withLock { $0.append(run.map { "\($0.status):\($0.stdoutText)" } ?? "spawn failed") }
+            }
+            let values = outputs.withLock { $0 }
+            #expect(values.count == 16)
+            #expect(Set(values).count == 1, "round \(round): \(Set(values).count) distinct results")
+            #expect(values.first.map { $0.hasPrefix("0:") } == true, "round \(round): \(values.first ?? "")")
+            let items = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/secret-tool"),
+                                              ["search", "--all", "identity-scope", "app", "identity-name", app])
+            #expect(items.stdoutText.components(separatedBy: "[/").count - 1 == 1, "exactly one keyring item")
+        }
+    }
+
+    @Test("show reports the identifier and each store, never creates one, and exits 1 when there is none")
+    func show() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        let absent = try Idtool.run(["show", "--app", app])
+        #expect(absent.status == 1)
+        #expect(absent.stdout.isEmpty)
+        absent.expectOneLineError()
+        #expect(try Idtool.run(["show", "--app", app]).status == 1, "show did not create one")
+
+        let value = try Idtool.run(["get", "--app", app]).stdoutText.trimmingCharacters(in: .newlines)
+        let shown = try Idtool.run(["show", "--app", app])
+        #expect(shown.status == 0)
+        #expect(shown.stdoutText.contains("identifier: \(value)\n"))
+        #expect(shown.stdoutText.contains("provenance: keyring\n"))
+        #expect(shown.stdoutText.contains("keyring: holds it\n"))
+        #expect(shown.stdoutText.contains("backup: holds it"))
+        let json = try JSONSerialization.jsonObject(with: try Idtool.run(["show", "--app", app, "--json"]).stdout) as? [String: Any]
+        #expect(json?["identifier"] as? String == value)
+        #expect(json?["origin"] as? String == "generated by randomUUID")
+    }
+
+    @Test("reset removes this app's identifier only; the next get makes a new one")
+    func reset() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp(), other = Self.newApp()
+        let before = try Idtool.run(["get", "--app", app]).stdoutText
+        let otherValue = try Idtool.run(["get", "--app", other]).stdoutText
+        let reset = try Idtool.run(["reset", "--app", app])
+        #expect(reset.status == 0)
+        #expect(reset.stdout.isEmpty && reset.stderr.isEmpty)
+        #expect(try Idtool.run(["show", "--app", app]).status == 1)
+        #expect(try Idtool.run(["get", "--app", app]).stdoutText != before)
+        #expect(try Idtool.run(["get", "--app", other]).stdoutText == otherValue)
+    }
+
+    @Test("--vendor shares one identifier across apps, and reset --vendor resets it for all of them")
+    func vendor() throws {
+        try Idtool.requireTestKeyring()
+        let group = "test.vendor.\(UUID().uuidString.lowercased())"
+        let a = try Idtool.run(["get", "--app", "com.example.a", "--vendor", group])
+        let b = try Idtool.run(["get", "--app", "com.example.b", "--vendor", group])
+        #expect(a.status == 0 && Self.isUUIDv4Line(a.stdoutText))
+        #expect(a.stdoutText == b.stdoutText)
+        #expect(try Idtool.run(["get", "--app", "com.example.a"]).stdoutText != a.stdoutText)
+        #expect(try Idtool.run(["reset", "--app", "com.example.b", "--vendor", group]).status == 0)
+        let after = try Idtool.run(["get", "--app", "com.example.a", "--vendor", group]).stdoutText
+        #expect(after != a.stdoutText)
+        #expect(try Idtool.run(["get", "--app", "com.example.b", "--vendor", group]).stdoutText == after)
+    }
+
+    @Test("migrate adopts a secret-tool item byte for byte, honours --dry-run and --remove-legacy, never overwrites")
+    func migrateKeyring() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        let legacyService = "legacy.\(app)"
+        let stored = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/secret-tool"),
+                                           ["store", "--label=legacy", "service", legacyService, "username", "udid"],
+                                           stdin: Data(" LEGACY-udid-7 \n".utf8))
+        try #require(stored.status == 0)
+        let source = "keyring:service=\(legacyService),username=udid"
+
+        let dry = try Idtool.run(["migrate", "--app", app, "--from", source, "--dry-run"])
+        #expect(dry.status == 0)
+        #expect(dry.stdoutText == "LEGACY-udid-7\n")
+        #expect(try Idtool.run(["show", "--app", app]).status == 1, "a dry run writes nothing")
+
+        let migrated = try Idtool.run(["migrate", "--app", app, "--from", source, "--remove-legacy"])
+        #expect(migrated.status == 0)
+        #expect(migrated.stdoutText == "LEGACY-udid-7\n")
+        migrated.expectOneLineError(hiding: ["LEGACY-udid-7"], containing: "adopted")
+        #expect(try Idtool.run(["get", "--app", app]).stdoutText == "LEGACY-udid-7\n")
+        let legacyLeft = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/secret-tool"),
+                                               ["lookup", "service", legacyService, "username", "udid"])
+        #expect(legacyLeft.status != 0, "the legacy item was removed after verification")
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-\(UUID().uuidString)")
+        try "another-value".write(to: file, atomically: true, encoding: .utf8)
+        let again = try Idtool.run(["migrate", "--app", app, "--from", "file:\(file.path)", "--remove-legacy"])
+        #expect(again.status == 0)
+        #expect(again.stdoutText == "LEGACY-udid-7\n", "the destination wins")
+        #expect(FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test("migrate exits 65 for an invalid legacy value and 1 when the source holds none")
+    func migrateBadSources() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-\(UUID().uuidString)")
+        try Data("bad\u{1}value".utf8).write(to: file)
+        let invalid = try Idtool.run(["migrate", "--app", app, "--from", "file:\(file.path)"])
+        #expect(invalid.status == 65)
+        invalid.expectOneLineError(hiding: ["bad\u{1}value"], containing: "invalid")
+        let missing = try Idtool.run(["migrate", "--app", app, "--from", "file:/nonexistent/\(UUID().uuidString)"])
+        #expect(missing.status == 1)
+        #expect(try Idtool.run(["show", "--app", app]).status == 1, "nothing was generated")
+    }
+
+    @Test("derive equals systemd-id128 machine-id --app-specific for dashed, undashed and uppercase keys")
+    func derive() throws {
+        let key = "e0e0c2a4f2c64e2c9a8b0b7d3c1f5a66"
+        let oracle = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/systemd-id128"), ["machine-id", "--app-specific=\(key)"])
+        try #require(oracle.status == 0, "systemd-id128 is the oracle: \(oracle.stderr)")
+        let dashedKey = "E0E0C2A4-F2C6-4E2C-9A8B-0B7D3C1F5A66"
+        for form in [key, key.uppercased(), dashedKey, dashedKey.lowercased()] {
+            let run = try Idtool.run(["derive", "--app-key", form])
+            #expect(run.status == 0)
+            #expect(run.stdoutText == oracle.stdoutText, "key form \(form)")
+        }
+        let uuid = try Idtool.run(["derive", "--app-key", key, "--uuid"]).stdoutText
+        #expect(uuid.replacingOccurrences(of: "-", with: "") == oracle.stdoutText)
+        #expect(Self.isUUIDv4Line(uuid))
+        let machineID = try String(contentsOfFile: "/etc/machine-id", encoding: .utf8)
+        #expect(!oracle.stdoutText.contains(machineID.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(try Idtool.run(["derive", "--app-key", "not-a-key"]).status == 65)
+    }
+
+    @Test("with no session bus, get serves the backup identifier with a one-line notice; a new app is pushed later")
+    func headlessGet() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        let value = try Idtool.run(["get", "--app", app]).stdoutText
+        let environment = try Self.noBusEnvironment()
+        let served = try Idtool.run(["get", "--app", app], environment: environment)
+        #expect(served.status == 0)
+        #expect(served.stdoutText == value)
+        served.expectOneLineError(hiding: [value.trimmingCharacters(in: .newlines)], containing: "backup file")
+
+        let fresh = Self.newApp()
+        let made = try Idtool.run(["get", "--app", fresh], environment: environment)
+        #expect(made.status == 0 && Self.isUUIDv4Line(made.stdoutText))
+        #expect(try Idtool.run(["get", "--app", fresh], environment: environment).stdoutText == made.stdoutText)
+        #expect(try Idtool.run(["get", "--app", fresh]).stdoutText == made.stdoutText, "pushed into the keyring")
+        let keyringCopy = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/secret-tool"),
+                                                ["lookup", "identity-scope", "app", "identity-name", fresh])
+        #expect(keyringCopy.stdoutText + "\n" == made.stdoutText)
+    }
+
+    @Test("a locked keyring: get serves the backup (0), a new app fails with 75, reset fails with 75 and removes nothing")
+    func locked() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        let value = try Idtool.run(["get", "--app", app]).stdoutText
+        let fresh = Self.newApp()
+        #expect(try Idtool.keyringCtl("lock").status == 0)
+        defer { _ = try? Idtool.keyringCtl("restart") }
+
+        let served = try Idtool.run(["get", "--app", app])
+        #expect(served.status == 0)
+        #expect(served.stdoutText == value)
+        served.expectOneLineError(hiding: [value.trimmingCharacters(in: .newlines)], containing: "locked")
+
+        let refused = try Idtool.run(["get", "--app", fresh])
+        #expect(refused.status == 75)
+        #expect(refused.stdout.isEmpty)
+        refused.expectOneLineError(containing: "locked")
+
+        let reset = try Idtool.run(["reset", "--app", app])
+        #expect(reset.status == 75)
+        #expect(try Idtool.keyringCtl("restart").status == 0)
+        #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
+    }
+}
+
+import Synchronization
