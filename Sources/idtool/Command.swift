@@ -43,7 +43,7 @@ enum MigrationSource: Equatable, Sendable {
     case keyring(attributes: [String: String])
     /// `file:PATH`: the contents of a file.
     case file(path: String)
-    /// `machine-id`: the app-specific machine ID.
+    /// `machine-id`: the raw machine ID (opt-in, for apps whose older versions used it as their identifier).
     case machineID
 }
 

@@ -6,7 +6,7 @@ enum Usage {
     static let exitCodes = """
         Exit status:
           0   success
-          1   absent: item get found no such item (or the item lacks that key)
+          1   absent: item get found no such item, show found no identifier, migrate found no legacy value
           64  usage: the command line is wrong
           65  bad data: a bad value (e.g. --app-key), or a value the keyring refuses
           69  unavailable: no session bus, no Secret Service, or no default keyring
@@ -87,7 +87,7 @@ enum Usage {
                   --app APP          the app (required here)
                   --from SOURCE      keyring:ATTR=VALUE[,ATTR=VALUE...]  a keyring item with these attributes
                                      file:PATH                           a file's contents
-                                     machine-id                          the app-specific machine ID
+                                     machine-id                          the raw /etc/machine-id (opt-in: older versions used it)
                   --dry-run          say what would happen; change nothing
                   --remove-legacy    remove the legacy copy after the adopted value is verified
                 \(common)
