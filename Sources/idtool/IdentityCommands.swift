@@ -60,7 +60,12 @@ enum IdentityCommands {
     /// Degraded service and settled conflicts, one line each on stderr. They never carry the identifier.
     static func printNotices(_ resolution: Resolution) {
         if let problem = resolution.keyringProblem {
-            Output.error("notice: served from the backup file because the keyring is unavailable (\(problem))")
+            switch resolution.provenance {
+            case .keyring, .backup:
+                Output.error("notice: served from the backup file because the keyring is unavailable (\(problem))")
+            case .generated, .migrated:
+                Output.error("notice: the new identifier is kept in the backup file until the keyring is reachable (\(problem))")
+            }
         }
         for conflict in resolution.conflicts { Output.error("notice: \(conflict)") }
     }
