@@ -1,0 +1,71 @@
+import Foundation
+import Keyring
+import Testing
+
+/// A locked keyring is never reported as empty. Each test locks the shared daemon and restarts
+/// it unlocked in a defer, even when an expectation fails.
+@Suite("Locked is not absent")
+struct LockedKeyringTests {
+    @Test("locked keyring reports locked, never nil; nothing is written or deleted; the value survives")
+    func lockedKeyringReportsLocked() throws {
+        try requireTestKeyring()
+        let id = uniqueID("locked")
+        let secret = uniqueSecret()
+        let store = try SecretStore(identifier: id)
+        let unknown = try SecretStore(identifier: uniqueID("locked-unknown"))
+        try store.setObject(secret, forKey: .valueData)
+        try store.setObject("alice", forKey: .account)
+
+        try lockKeyring()
+        defer { restartKeyring() }
+
+        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: true))
+        #expect(keyringError { try store.data(forKey: .valueData) } == .locked(itemExists: true))
+        #expect(keyringError { try store.object(forKey: .account) } == .locked(itemExists: true))
+        #expect(keyringError { try unknown.object(forKey: .valueData) } == .locked(itemExists: false))
+        #expect(keyringError { try unknown.object(forKey: .account) } == .locked(itemExists: false))
+
+        let writeError = keyringError { try store.setObject("overwrite", forKey: .valueData) }
+        #expect(writeError?.isLocked == true, "\(String(describing: writeError))")
+        let newError = keyringError { try unknown.setObject("new", forKey: .valueData) }
+        #expect(newError?.isLocked == true, "\(String(describing: newError))")
+        #expect(keyringError { try store.reset() } == .locked(itemExists: true))
+        expectNoSecret(writeError, secret)
+
+        let status = Keyring.default.status()
+        #expect(status.isReachable)
+        #expect(status.hasDefaultCollection)
+        #expect(status.isLocked)
+        #expect(status.problem == .locked(itemExists: false))
+
+        // Lower-level Keyring: search still lists the item, marked locked; lookup throws.
+        let found = try Keyring.default.search(["service": id])
+        #expect(found.count == 1)
+        #expect(found.first?.isLocked == true)
+        #expect(keyringError { try Keyring.default.lookup(["service": id]) } == .locked(itemExists: true))
+        #expect(keyringError { try Keyring.default.lookup(["service": unknown.identifier]) } == .locked(itemExists: false))
+        #expect(keyringError { try Keyring.default.delete(["service": id]) } == .locked(itemExists: true))
+
+        try keyringCtl("restart")
+        #expect(Keyring.default.status().isLocked == false)
+        #expect(try store.object(forKey: .valueData) == secret)
+        #expect(try store.object(forKey: .account) == "alice")
+        #expect(try unknown.object(forKey: .valueData) == nil)
+        #expect(try items(service: id).count == 1)
+        try store.reset()
+    }
+
+    @Test("async reads of a locked keyring throw locked too")
+    func asyncLocked() async throws {
+        try requireTestKeyring()
+        let store = try SecretStore(identifier: uniqueID("locked-async"))
+        try await store.setObject("v", forKey: .valueData)
+        try lockKeyring()
+        defer { restartKeyring() }
+        #expect(await keyringError { try await store.object(forKey: .valueData) } == .locked(itemExists: true))
+        #expect(await keyringError { try await store.data(forKey: .valueData) } == .locked(itemExists: true))
+        #expect(await keyringError { try await store.reset() } == .locked(itemExists: true))
+        #expect(await keyringError { try await Keyring.default.lookup(["service": store.identifier]) } == .locked(itemExists: true))
+        #expect(await Keyring.default.status().isLocked)
+    }
+}
