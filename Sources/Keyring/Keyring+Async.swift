@@ -10,27 +10,32 @@ import Foundation
 extension Keyring {
     /// Async `search(_:)`; see there.
     public func search(_ attributes: [String: String]) async throws(KeyringError) -> [KeyringItem] {
-        try await Offload.run { _ throws(KeyringError) in try self.search(attributes) }
+        try await Offload.run { cancellation throws(KeyringError) in try self.search(attributes, cancellation: cancellation) }
     }
 
     /// Async `lookup(_:)`; see there.
     public func lookup(_ attributes: [String: String]) async throws(KeyringError) -> Data? {
-        try await Offload.run { _ throws(KeyringError) in try self.lookup(attributes) }
+        try await Offload.run { cancellation throws(KeyringError) in try self.lookup(attributes, cancellation: cancellation) }
     }
 
     /// Async `store(_:attributes:label:contentType:)`; see there.
     public func store(
         _ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain"
     ) async throws(KeyringError) {
-        try await Offload.run { _ throws(KeyringError) in
-            try self.store(secret, attributes: attributes, label: label, contentType: contentType)
+        try await Offload.run { cancellation throws(KeyringError) in
+            try self.store(secret, attributes: attributes, label: label, contentType: contentType, cancellation: cancellation)
         }
+    }
+
+    /// Async `firstItem(_:)`; see there.
+    public func firstItem(_ attributes: [String: String]) async throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
+        try await Offload.run { cancellation throws(KeyringError) in try self.firstItem(attributes, cancellation: cancellation) }
     }
 
     /// Async `delete(_:)`; see there.
     @discardableResult
     public func delete(_ attributes: [String: String]) async throws(KeyringError) -> Int {
-        try await Offload.run { _ throws(KeyringError) in try self.delete(attributes) }
+        try await Offload.run { cancellation throws(KeyringError) in try self.delete(attributes, cancellation: cancellation) }
     }
 
     /// Async `status()`; see there.

@@ -30,8 +30,12 @@ public struct Keyring: Sendable {
     /// - Returns: the matching items' metadata, without secrets.
     /// - Throws: `KeyringError` when the service cannot answer or an attribute is invalid.
     public func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
+        try search(attributes, cancellation: nil)
+    }
+
+    func search(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes)
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try call.search(attributes) }
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in try call.search(attributes) }
     }
 
     /// The secret of the oldest readable item matching `attributes`.
@@ -40,8 +44,12 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked` when a matching item exists but is locked, or when nothing
     ///   matches and the default collection is locked (a locked keyring is never reported as empty).
     public func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
+        try lookup(attributes, cancellation: nil)
+    }
+
+    func lookup(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             try call.readFirst(try call.search(attributes))?.bytes
         }
     }
@@ -51,8 +59,12 @@ public struct Keyring: Sendable {
     /// - Returns: the item and its secret bytes, or nil when no item matches.
     /// - Throws: `KeyringError.locked` as `lookup(_:)` does, or another `KeyringError`.
     public func firstItem(_ attributes: [String: String]) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
+        try firstItem(attributes, cancellation: nil)
+    }
+
+    func firstItem(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             try call.readFirst(try call.search(attributes)).map { ($0.item, $0.bytes) }
         }
     }
@@ -68,10 +80,16 @@ public struct Keyring: Sendable {
     public func store(
         _ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain"
     ) throws(KeyringError) {
+        try store(secret, attributes: attributes, label: label, contentType: contentType, cancellation: nil)
+    }
+
+    func store(
+        _ secret: Data, attributes: [String: String], label: String, contentType: String, cancellation: Cancellation?
+    ) throws(KeyringError) {
         try AttributeRules.validate(attributes, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
-        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+        try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType, replace: true)
         }
     }
@@ -82,8 +100,12 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked` when a matching item is locked (nothing is deleted then).
     @discardableResult
     public func delete(_ attributes: [String: String]) throws(KeyringError) -> Int {
+        try delete(attributes, cancellation: nil)
+    }
+
+    func delete(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             for item in items { try call.deleteItem(at: item.objectPath) }
@@ -99,9 +121,10 @@ public struct Keyring: Sendable {
             defaultCollectionLabel: nil, problem: nil)
         do {
             try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+                // Reachable only once the daemon has answered a call (a stopped daemon has not).
+                let label = try call.defaultCollectionLabel()
                 status.isReachable = true
                 status.provider = call.providerName()
-                let label = try call.defaultCollectionLabel()
                 status.defaultCollectionLabel = label
                 status.hasDefaultCollection = label != nil
                 status.isLocked = try call.defaultCollectionLocked() ?? false
