@@ -21,6 +21,8 @@ let package = Package(
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret"]),
         .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Keyring"]),
         .testTarget(name: "idtoolTests", dependencies: ["idtool", "DeviceIdentity", "Keyring"]),
+        // Fault injection against real daemons: its own target so it can be run (and timed) alone.
+        .testTarget(name: "FaultTests", dependencies: ["idtool", "DeviceIdentity", "Keyring"]),
     ],
     swiftLanguageModes: [.v6]
 )
