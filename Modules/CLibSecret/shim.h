@@ -44,4 +44,39 @@ static inline guint32 kr_variant_tuple_u32(GVariant *reply) {
     return value;
 }
 
+/// Item properties from a `Properties.GetAll` reply, `(a{sv})`. Missing ones read as empty/0/FALSE.
+typedef struct {
+    GHashTable *attributes;  /* owned string table; free with g_hash_table_unref */
+    gchar *label;            /* owned; free with g_free */
+    guint64 created;
+    guint64 modified;
+    gboolean locked;
+} KRItemProperties;
+
+static inline KRItemProperties kr_item_properties(GVariant *reply) {
+    KRItemProperties properties = { kr_string_table_new(), g_strdup(""), 0, 0, FALSE };
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(a{sv})"))) return properties;
+    GVariant *dict = g_variant_get_child_value(reply, 0);
+    GVariant *attributes = g_variant_lookup_value(dict, "Attributes", G_VARIANT_TYPE("a{ss}"));
+    if (attributes) {
+        GVariantIter iter;
+        const gchar *key, *value;
+        g_variant_iter_init(&iter, attributes);
+        while (g_variant_iter_next(&iter, "{&s&s}", &key, &value)) kr_string_table_insert(properties.attributes, key, value);
+        g_variant_unref(attributes);
+    }
+    const gchar *label = NULL;
+    if (g_variant_lookup(dict, "Label", "&s", &label)) { g_free(properties.label); properties.label = g_strdup(label); }
+    g_variant_lookup(dict, "Created", "t", &properties.created);
+    g_variant_lookup(dict, "Modified", "t", &properties.modified);
+    g_variant_lookup(dict, "Locked", "b", &properties.locked);
+    g_variant_unref(dict);
+    return properties;
+}
+
+/// `("org.freedesktop.Secret.Item")` for Properties.GetAll.
+static inline GVariant *kr_item_interface_tuple(void) {
+    return g_variant_new("(s)", "org.freedesktop.Secret.Item");
+}
+
 #endif

@@ -156,8 +156,8 @@ extension SecretStore {
 
     func data(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> Data? {
         try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+            if key == .valueData { return try readValue(call) }
             let items = try call.search(searchAttributes).filter(owns)
-            if key == .valueData { return try call.readFirst(items)?.bytes }
             guard let item = items.first(where: { !$0.isLocked }) else {
                 if !items.isEmpty { throw .locked(itemExists: true) }
                 if try call.defaultCollectionLocked() == true { throw .locked(itemExists: false) }
@@ -169,6 +169,25 @@ extension SecretStore {
             }
         }
     }
+
+    /// The secret, in one GetSecrets call when this process already knows the item's path and
+    /// no Secret Service signal has arrived since; else by a full search.
+    func readValue(_ call: borrowing ServiceCall) throws(KeyringError) -> Data? {
+        let signalCount = ItemPathCache.synchronize(call)
+        if let path = ItemPathCache.path(for: cacheKey) {
+            if let (bytes, _) = try call.secretIfReadable(at: path), ItemPathCache.isQuiet(since: signalCount) {
+                return bytes
+            }
+            ItemPathCache.forget(cacheKey)
+        }
+        let items = try call.search(searchAttributes).filter(owns)
+        guard let found = try call.readFirst(items) else { return nil }
+        ItemPathCache.remember(found.item.objectPath, for: cacheKey, ifNoSignalsSince: signalCount)
+        return found.bytes
+    }
+
+    /// Names this wrapper's item in the path cache; NUL cannot occur in either part.
+    var cacheKey: String { identifier + "\u{0}" + (accessGroup.map { "g:" + $0 } ?? "-") }
 
     func write(_ payload: Payload, forKey key: Key, cancellation: Cancellation?) throws(KeyringError) {
         switch payload {

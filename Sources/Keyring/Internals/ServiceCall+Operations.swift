@@ -9,22 +9,92 @@ import Foundation
 /// it shares that call's cancellable and deadline. Every C object is freed right where it is made.
 extension ServiceCall {
     /// All items matching `attributes`, locked ones included, oldest first.
+    ///
+    /// One SearchItems call, then one Properties.GetAll per match, sent straight on the connection:
+    /// libsecret's SecretItem proxies would add a name-owner lookup and activation check per item.
     func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
         let table = makeTable(attributes)
         defer { g_hash_table_unref(table) }
-        let list = try throwingGError {
-            secret_service_search_sync(service, nil, table, SECRET_SEARCH_ALL, cancellable, $0)
+        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+        _ = try throwingGError {
+            secret_service_search_for_dbus_paths_sync(service, nil, table, cancellable, &unlocked, &locked, $0)
         }
-        defer { kr_object_list_free(list) }
+        defer {
+            g_strfreev(unlocked)
+            g_strfreev(locked)
+        }
         var items: [KeyringItem] = []
-        var node = list
-        while let current = node {
-            if let raw = current.pointee.data {
-                items.append(KeyringItem(raw.assumingMemoryBound(to: SecretItem.self)))
+        for (paths, isLocked) in [(unlocked, false), (locked, true)] {
+            for path in Self.strings(paths) {
+                // An item deleted between the search and this call is simply not there any more.
+                if let item = try properties(at: path, isLocked: isLocked) { items.append(item) }
             }
-            node = current.pointee.next
         }
         return items.sorted { ($0.created ?? .distantPast, $0.objectPath) < ($1.created ?? .distantPast, $1.objectPath) }
+    }
+
+    /// The item's attributes, label and dates, or nil when it no longer exists.
+    func properties(at path: String, isLocked: Bool) throws(KeyringError) -> KeyringItem? {
+        let proxy = kr_service_proxy(service)
+        guard let connection = g_dbus_proxy_get_connection(proxy), let name = g_dbus_proxy_get_name(proxy) else {
+            throw .noSessionBus(detail: "the connection was closed")
+        }
+        var error: UnsafeMutablePointer<GError>? = nil
+        let reply = g_dbus_connection_call_sync(
+            connection, name, path, "org.freedesktop.DBus.Properties", "GetAll", kr_item_interface_tuple(), nil,
+            G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellable, &error)
+        if let error {
+            defer { g_error_free(error) }
+            if Self.isNoSuchObject(error) { return nil }
+            throw KeyringError(gError: error, phase: .talking)
+        }
+        defer { g_variant_unref(reply) }
+        let properties = kr_item_properties(reply)
+        defer {
+            g_hash_table_unref(properties.attributes)
+            g_free(properties.label)
+        }
+        return KeyringItem(
+            objectPath: path,
+            attributes: Self.dictionary(properties.attributes),
+            label: properties.label.map { String(cString: $0) } ?? "",
+            isLocked: isLocked || properties.locked != 0,
+            created: properties.created == 0 ? nil : Date(timeIntervalSince1970: Double(properties.created)),
+            modified: properties.modified == 0 ? nil : Date(timeIntervalSince1970: Double(properties.modified)))
+    }
+
+    /// "No such object" in the forms gnome-keyring, KWallet and the bus use.
+    static func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
+        guard let remote = g_dbus_error_get_remote_error(error) else { return false }
+        defer { g_free(remote) }
+        let name = String(cString: remote)
+        return name == "org.freedesktop.DBus.Error.UnknownObject" || name == "org.freedesktop.Secret.Error.NoSuchObject"
+            || name == "org.freedesktop.DBus.Error.UnknownMethod"
+    }
+
+    static func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+        var result: [String] = []
+        var cursor = vector
+        while let current = cursor, let string = current.pointee {
+            result.append(String(cString: string))
+            cursor = current + 1
+        }
+        return result
+    }
+
+    static func dictionary(_ table: OpaquePointer?) -> [String: String] {
+        guard let table else { return [:] }
+        var result: [String: String] = [:]
+        var iterator = GHashTableIter()
+        g_hash_table_iter_init(&iterator, table)
+        var key: gpointer? = nil
+        var value: gpointer? = nil
+        while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+            guard let key, let value else { continue }
+            result[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
+        }
+        return result
     }
 
     /// The secret bytes of the item at `path`, and their content type.
@@ -39,6 +109,19 @@ extension ServiceCall {
         let data = bytes.map { Data(bytes: $0, count: length) } ?? Data()
         let contentType = secret_value_get_content_type(value).map { String(cString: $0) } ?? ""
         return (data, contentType)
+    }
+
+    /// The secret at `path`, or nil when it cannot be read for any reason but cancellation or
+    /// a timeout (the caller then falls back to a full search, which tells those reasons apart).
+    func secretIfReadable(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
+        do throws(KeyringError) {
+            return try secret(at: path)
+        } catch {
+            switch error {
+            case .cancelled, .timedOut: throw error
+            default: return nil
+            }
+        }
     }
 
     /// The default collection's lock state, or nil when there is no default collection.
@@ -153,38 +236,5 @@ extension ServiceCall {
             guard let base = raw.baseAddress, raw.count > 0 else { return secret_value_new("", 0, contentType) }
             return secret_value_new(base.assumingMemoryBound(to: CChar.self), raw.count, contentType)
         }
-    }
-}
-
-extension KeyringItem {
-    /// Reads a loaded SecretItem proxy's properties (no D-Bus round trip).
-    init(_ item: UnsafeMutablePointer<SecretItem>) {
-        var attributes: [String: String] = [:]
-        if let table = secret_item_get_attributes(item) {
-            defer { g_hash_table_unref(table) }
-            var iterator = GHashTableIter()
-            g_hash_table_iter_init(&iterator, table)
-            var key: gpointer? = nil
-            var value: gpointer? = nil
-            while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-                guard let key, let value else { continue }
-                attributes[String(cString: key.assumingMemoryBound(to: CChar.self))] =
-                    String(cString: value.assumingMemoryBound(to: CChar.self))
-            }
-        }
-        var label = ""
-        if let raw = secret_item_get_label(item) {
-            label = String(cString: raw)
-            g_free(raw)
-        }
-        let created = secret_item_get_created(item)
-        let modified = secret_item_get_modified(item)
-        self.init(
-            objectPath: String(cString: g_dbus_proxy_get_object_path(kr_item_proxy(item))),
-            attributes: attributes,
-            label: label,
-            isLocked: secret_item_get_locked(item) != 0,
-            created: created == 0 ? nil : Date(timeIntervalSince1970: Double(created)),
-            modified: modified == 0 ? nil : Date(timeIntervalSince1970: Double(modified)))
     }
 }
