@@ -113,6 +113,34 @@ public struct Keyring: Sendable {
         }
     }
 
+    /// The secret of one item from `search(_:)`.
+    /// - Parameter item: an item returned by `search(_:)`.
+    /// - Returns: the secret bytes, or nil when the item no longer exists.
+    /// - Throws: `KeyringError.locked(itemExists: true)` when its collection is locked, or another `KeyringError`.
+    public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
+        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
+            if item.isLocked { throw .locked(itemExists: true) }
+            guard let current = try call.properties(at: item.objectPath, isLocked: false) else { return nil }
+            if current.isLocked { throw .locked(itemExists: true) }
+            return try call.secret(at: item.objectPath).bytes
+        }
+    }
+
+    /// Deletes exactly one item from `search(_:)`, and nothing else. Deleting a vanished item succeeds.
+    /// - Parameter item: an item returned by `search(_:)`.
+    /// - Throws: `KeyringError.locked` when its collection is locked, or another `KeyringError`.
+    public func delete(item: KeyringItem) throws(KeyringError) {
+        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+            guard try call.properties(at: item.objectPath, isLocked: false) != nil else { return }
+            try call.deleteItem(at: item.objectPath)
+        }
+    }
+
+    /// True when the environment names a session bus: `DBUS_SESSION_BUS_ADDRESS` is set, or
+    /// `$XDG_RUNTIME_DIR/bus` exists. When it is false there is no keyring to reach at all (a
+    /// headless session); when it is true but the bus fails, the bus is broken or stale.
+    public static var isSessionBusConfigured: Bool { BusEnvironment.problem() == nil }
+
     /// Reports whether the Secret Service answers, which program provides it, and whether the
     /// default collection exists and is locked. Never throws: problems are in `problem`.
     public func status() -> ServiceStatus {

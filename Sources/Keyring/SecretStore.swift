@@ -198,31 +198,45 @@ extension SecretStore {
         default: break
         }
         try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
-            let items = try call.search(searchAttributes).filter(owns)
-            if let item = items.first(where: { !$0.isLocked }) {
-                switch (key, payload) {
-                case (_, .secret(let bytes, let type)): try call.updateItem(at: item.objectPath, secret: (bytes, type))
-                case (.label, .text(let text)): try call.updateItem(at: item.objectPath, label: text)
-                case (_, .text(let text)):
-                    var attributes = item.attributes
-                    attributes[key.attributeName] = text
-                    try call.updateItem(at: item.objectPath, attributes: attributes)
-                }
-                return
+            if try update(call, payload, forKey: key) { return }
+            // First write: hold a cross-process lock so two processes never create two items.
+            try CreateLock.withLock { () throws(KeyringError) in
+                if try update(call, payload, forKey: key) { return }
+                try create(call, payload, forKey: key)
             }
-            if !items.isEmpty { throw .locked(itemExists: true) }
-            var attributes = searchAttributes
-            attributes["username"] = ""
-            attributes["xdg:schema"] = Self.schemaName
-            var label = identifier
-            var secret = (Data(), "text/plain")
-            switch (key, payload) {
-            case (_, .secret(let bytes, let type)): secret = (bytes, type)
-            case (.label, .text(let text)): label = text
-            case (_, .text(let text)): attributes[key.attributeName] = text
-            }
-            try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1, replace: false)
         }
+    }
+
+    /// Updates the existing item; false when there is none. A locked one throws.
+    func update(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) -> Bool {
+        let items = try call.search(searchAttributes).filter(owns)
+        if let item = items.first(where: { !$0.isLocked }) {
+            switch (key, payload) {
+            case (_, .secret(let bytes, let type)): try call.updateItem(at: item.objectPath, secret: (bytes, type))
+            case (.label, .text(let text)): try call.updateItem(at: item.objectPath, label: text)
+            case (_, .text(let text)):
+                var attributes = item.attributes
+                attributes[key.attributeName] = text
+                try call.updateItem(at: item.objectPath, attributes: attributes)
+            }
+            return true
+        }
+        if !items.isEmpty { throw .locked(itemExists: true) }
+        return false
+    }
+
+    func create(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) {
+        var attributes = searchAttributes
+        attributes["username"] = ""
+        attributes["xdg:schema"] = Self.schemaName
+        var label = identifier
+        var secret = (Data(), "text/plain")
+        switch (key, payload) {
+        case (_, .secret(let bytes, let type)): secret = (bytes, type)
+        case (.label, .text(let text)): label = text
+        case (_, .text(let text)): attributes[key.attributeName] = text
+        }
+        try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1, replace: true)
     }
 
     func reset(cancellation: Cancellation?) throws(KeyringError) {
