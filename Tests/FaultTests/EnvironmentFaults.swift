@@ -1,0 +1,258 @@
+// Environment faults: no bus, no Secret Service, no default collection, locked, daemon killed,
+// item deleted behind our back, XDG_RUNTIME_DIR unusable.
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Faults: environment", .serialized)
+struct EnvironmentFaults {
+    init() throws { try Fault.requireTestKeyring() }
+
+    @Test("no session bus: the backup serves the same identifier; a new app lives in the backup and is pushed later")
+    func noSessionBus() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("nobus")
+        let id = try box.establish(app)
+        let get = try box.idtool(["get", "--app", app, "--json"], environment: box.noBusEnvironment)
+        get.expectExit(FaultTable["env.no-bus"])
+        #expect(get.json?["identifier"] as? String == id, "identifier unchanged")
+        #expect(get.json?["provenance"] as? String == "backup")
+        #expect(get.json?["degraded"] as? Bool == true)
+        #expect(get.stderrLines.count == 1, "one-line notice: \(get.stderr)")
+        get.expectClean(hiding: [id])
+
+        let fresh = Fault.newApp("nobus-new")
+        let first = try box.idtool(["get", "--app", fresh], environment: box.noBusEnvironment)
+        first.expectExit(FaultTable["env.no-bus.new"])
+        #expect(Fault.isUUID(first.line))
+        first.expectClean(hiding: [first.line])
+        #expect(try box.idtool(["get", "--app", fresh], environment: box.noBusEnvironment).line == first.line, "stable without a bus")
+        #expect(try Fault.keyringValue(app: fresh) == nil, "nothing reached the keyring yet")
+        let back = try box.idtool(["get", "--app", fresh])
+        #expect(back.status == 0 && back.line == first.line, "same identifier once the bus is back: \(back.summary)")
+        #expect(try Fault.keyringValue(app: fresh) == first.line, "pushed into the keyring")
+    }
+
+    @Test("a bus with no Secret Service: the backup serves the same identifier")
+    func busWithoutSecretService() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("nosvc")
+        let id = try box.establish(app)
+        // No <servicedir>: nothing can be activated on this bus.
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:tmpdir=/tmp</listen>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        let configPath = box.root.appendingPathComponent("bus.conf").path
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        let daemon = try Fault.run("/usr/bin/dbus-daemon", ["--config-file=\(configPath)", "--print-address=1", "--print-pid=1", "--fork"])
+        let lines = daemon.stdoutText.split(separator: "\n").map(String.init)
+        try #require(daemon.status == 0 && lines.count >= 2, "dbus-daemon: \(daemon.summary)")
+        let busPID = try #require(pid_t(lines[1]))
+        defer { kill(busPID, SIGTERM) }
+        var environment = box.keyringEnvironment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = lines[0]
+
+        let get = try box.idtool(["get", "--app", app, "--json"], environment: environment)
+        get.expectExit(FaultTable["env.no-secret-service"])
+        #expect(get.json?["identifier"] as? String == id, "identifier unchanged")
+        #expect(get.json?["provenance"] as? String == "backup")
+        #expect((get.json?["keyringProblem"] as? String)?.contains("Secret Service") == true, "\(get.stdoutText)")
+        get.expectClean(hiding: [id])
+        #expect(try Fault.keyringValue(app: app) == id)
+    }
+
+    // gnome-keyring 42: SetAlias(default, "/") alone falls back to "login"; the alias only goes
+    // away when $XDG_DATA_HOME/keyrings/default names a collection that does not exist.
+    static func dbusSecrets(_ arguments: [String]) throws -> Run {
+        try Fault.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets"] + arguments)
+    }
+
+    static func readDefaultAlias() throws -> String {
+        let reply = try dbusSecrets(["org.freedesktop.Secret.Service.ReadAlias", "string:default"])
+        let line = reply.stdoutText.split(separator: "\n").last { $0.contains("object path") } ?? ""
+        return line.split(separator: "\"").dropFirst().first.map(String.init) ?? ""
+    }
+
+    @Test("no default collection: a stored identifier is still served; a new one waits in the backup and is pushed later")
+    func noDefaultCollection() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("nodefault")
+        let id = try box.establish(app)
+        let original = try Self.readDefaultAlias()
+        try #require(original.hasPrefix("/org/freedesktop/secrets/collection/"), "default alias: \(original)")
+        let dataHome = try #require(ProcessInfo.processInfo.environment["XDG_DATA_HOME"])
+        _ = try Self.dbusSecrets(["org.freedesktop.Secret.Service.SetAlias", "string:default", "objpath:/"])
+        var restored = false
+        func restore() {
+            guard !restored else { return }
+            restored = true
+            _ = try? Self.dbusSecrets(["org.freedesktop.Secret.Service.SetAlias", "string:default", "objpath:\(original)"])
+            #expect((try? Self.readDefaultAlias()) == original, "default alias restored")
+        }
+        defer { restore() }
+        try Data("no-such-collection-\(UUID().uuidString)".utf8).write(to: URL(fileURLWithPath: dataHome + "/keyrings/default"))
+        try #require(try Self.readDefaultAlias() == "/", "the daemon still reports a default collection")
+
+        let get = try box.idtool(["get", "--app", app, "--json"])
+        get.expectExit(FaultTable["env.no-default-collection"])
+        #expect(get.json?["identifier"] as? String == id, "identifier unchanged: \(get.summary)")
+        #expect(get.json?["provenance"] as? String == "keyring")
+        get.expectClean(hiding: [id])
+
+        let fresh = Fault.newApp("nodefault-new")
+        let made = try box.idtool(["get", "--app", fresh, "--json"])
+        made.expectExit(FaultTable["env.no-default-collection.new"])
+        let newID = try #require(made.json?["identifier"] as? String, "\(made.summary)")
+        #expect(made.json?["storedIn"] as? [String] == ["backup"])
+        #expect(made.json?["degraded"] as? Bool == true)
+        made.expectClean(hiding: [newID])
+        #expect(try box.idtool(["get", "--app", fresh]).line == newID, "stable while there is no default collection")
+
+        restore()
+        let pushed = try box.idtool(["get", "--app", fresh, "--json"])
+        #expect(pushed.json?["identifier"] as? String == newID)
+        #expect(pushed.json?["storedIn"] as? [String] == ["keyring", "backup"], "\(pushed.stdoutText)")
+        #expect(try Fault.keyringValue(app: fresh) == newID)
+    }
+
+    @Test("keyring locked: served from the backup; without a backup it is error 75 and nothing is generated")
+    func locked() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("locked")
+        let id = try box.establish(app)
+        defer { Fault.restoreDaemon() }
+        try Fault.lockKeyring()
+
+        let get = try box.idtool(["get", "--app", app, "--json"])
+        get.expectExit(FaultTable["env.locked.backup"])
+        #expect(get.json?["identifier"] as? String == id, "identifier unchanged")
+        #expect(get.json?["provenance"] as? String == "backup")
+        #expect(get.json?["degraded"] as? Bool == true)
+        get.expectClean(hiding: [id])
+
+        try FileManager.default.removeItem(atPath: box.backupPath(app))
+        let bare = try box.idtool(["get", "--app", app])
+        bare.expectExit(FaultTable["env.locked.no-backup"])
+        #expect(bare.stdout.isEmpty)
+        #expect(bare.stderrLines.count == 1)
+        bare.expectClean(hiding: [id])
+        #expect(!FileManager.default.fileExists(atPath: box.backupPath(app)), "nothing generated into the backup")
+
+        Fault.restoreDaemon()
+        let after = try box.idtool(["get", "--app", app])
+        #expect(after.status == 0 && after.line == id, "same identifier after unlock: \(after.summary)")
+        #expect(try Fault.keyringItemCount(app: app) == 1)
+    }
+
+    @Test("daemon killed between two calls: D-Bus activation brings a daemon without the password; the backup serves")
+    func killedBetweenCalls() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("killed")
+        let id = try box.establish(app)
+        defer { Fault.restoreDaemon() }
+        let kill = try Fault.keyringCtl("kill")
+        try #require(kill.status == 0, "keyring-ctl kill: \(kill.summary)")
+
+        // The next call activates gnome-keyring-daemon through D-Bus; it has no password, so the
+        // login collection comes up locked. That must read as "locked", never as "absent".
+        let get = try box.idtool(["get", "--app", app, "--json"])
+        get.expectExit(FaultTable["env.killed-between-calls"])
+        #expect(get.json?["identifier"] as? String == id, "identifier unchanged: \(get.summary)")
+        #expect(get.json?["provenance"] as? String == "backup", "\(get.stdoutText)")
+        #expect((get.json?["keyringProblem"] as? String).map { $0.contains("locked") } == true,
+                "the activated daemon's login collection is locked: \(get.stdoutText)")
+        get.expectClean(hiding: [id])
+        #expect(try Fault.daemonPID() != nil, "D-Bus activation started a daemon")
+
+        Fault.restoreDaemon()
+        let after = try box.idtool(["get", "--app", app, "--json"])
+        #expect(after.json?["identifier"] as? String == id)
+        #expect(after.json?["provenance"] as? String == "keyring", "\(after.summary)")
+        #expect(try Fault.keyringItemCount(app: app) == 1, "no duplicate item")
+    }
+
+    @Test("daemon killed while a call is in flight: the call fails over to the backup; same identifier after restart")
+    func killedInFlight() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("inflight")
+        let id = try box.establish(app)
+        defer { Fault.restoreDaemon() }
+        let pid = try #require(try Fault.daemonPID(), "daemon pid")
+        #expect(kill(pid, SIGSTOP) == 0)
+        var killed = false
+        defer { if !killed { kill(pid, SIGKILL) } }
+        let child = try box.start(["get", "--app", app, "--json", "--timeout", "60"])
+        // Give the call time to reach the stopped daemon. Not an assertion on time: whether the
+        // call is already waiting or not, the daemon dies under it.
+        usleep(500_000)
+        #expect(kill(pid, SIGKILL) == 0)
+        killed = true
+        let get = try child.wait()
+        get.expectExit(FaultTable["env.killed-in-flight"])
+        #expect(get.json?["identifier"] as? String == id, "identifier unchanged: \(get.summary)")
+        #expect(get.json?["provenance"] as? String == "backup", "\(get.stdoutText)")
+        get.expectClean(hiding: [id])
+
+        Fault.restoreDaemon()
+        let after = try box.idtool(["get", "--app", app, "--json"])
+        #expect(after.json?["identifier"] as? String == id)
+        #expect(after.json?["provenance"] as? String == "keyring", "\(after.summary)")
+    }
+
+    @Test("keyring item deleted behind our back: served from the backup and written back")
+    func itemDeleted() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("deleted")
+        let id = try box.establish(app)
+        try Fault.clearKeyringItem(app: app)
+        try #require(try Fault.keyringValue(app: app) == nil)
+        let get = try box.idtool(["get", "--app", app, "--json"])
+        get.expectExit(FaultTable["env.item-deleted"])
+        #expect(get.json?["identifier"] as? String == id, "identifier unchanged")
+        #expect(get.json?["provenance"] as? String == "backup")
+        #expect((get.json?["repairs"] as? [String])?.isEmpty == false)
+        get.expectClean(hiding: [id])
+        #expect(try Fault.keyringValue(app: app) == id, "keyring item written back")
+    }
+
+    @Test("XDG_RUNTIME_DIR unset or on a read-only file system: the lock falls back to the backup directory")
+    func runtimeDirectory() throws {
+        let box = try Sandbox()
+        var unset = box.keyringEnvironment
+        unset["XDG_RUNTIME_DIR"] = nil
+        let app = Fault.newApp("noruntime")
+        let first = try box.idtool(["get", "--app", app], environment: unset)
+        first.expectExit(FaultTable["env.runtime-dir-unset"])
+        #expect(Fault.isUUID(first.line))
+        first.expectClean(hiding: [first.line])
+        #expect(try box.idtool(["get", "--app", app], environment: unset).line == first.line)
+        #expect(FileManager.default.fileExists(atPath: box.backupDirectory(app) + "/app-\(app).lock"), "lock in the backup dir")
+
+        // Read-only even for root: a tmpfs remounted ro.
+        let readOnly = box.root.appendingPathComponent("ro-run").path
+        try box.mountTmpfs(at: readOnly, size: "64k")
+        try box.remountReadOnly(readOnly, size: "64k")
+        var environment = box.keyringEnvironment
+        environment["XDG_RUNTIME_DIR"] = readOnly
+        let other = Fault.newApp("roruntime")
+        let made = try box.idtool(["get", "--app", other], environment: environment)
+        made.expectExit(FaultTable["env.runtime-dir-readonly"])
+        #expect(Fault.isUUID(made.line), "\(made.summary)")
+        made.expectClean(hiding: [made.line])
+        #expect(try box.idtool(["get", "--app", other], environment: environment).line == made.line)
+        #expect(FileManager.default.fileExists(atPath: box.backupDirectory(other) + "/app-\(other).lock"))
+    }
+}

@@ -1,0 +1,154 @@
+// The fault table: one row per scenario, declared once. Each test asserts its row's exit code
+// (and "identifier kept" where one existed), and FaultTableDocumentTests checks that
+// fault-table.md (pasted into README) is exactly this table rendered, so the two cannot drift.
+// Regenerate the markdown with scripts/fault-table.
+import Foundation
+import Testing
+
+enum Kept: String, Sendable {
+    /// An identifier existed and must be unchanged afterwards.
+    case yes = "yes"
+    /// No identifier existed before the scenario.
+    case none = "— (none existed)"
+    /// Not about an identifier (secrets, arguments).
+    case notApplicable = "n/a"
+}
+
+struct FaultRow: Sendable {
+    let id: String
+    let area: String
+    let scenario: String
+    let outcome: String
+    /// idtool's exit status; nil for cases only the library can exercise.
+    let exit: Int32?
+    let kept: Kept
+}
+
+enum FaultTable {
+    static let rows: [FaultRow] = [
+        // Environment
+        .init(id: "env.no-bus", area: "environment", scenario: "no session bus, backup holds the identifier",
+              outcome: "served from the backup, one-line notice on stderr", exit: 0, kept: .yes),
+        .init(id: "env.no-bus.new", area: "environment", scenario: "no session bus, new app",
+              outcome: "generated into the backup alone; pushed into the keyring once a bus is back", exit: 0, kept: .none),
+        .init(id: "env.no-secret-service", area: "environment", scenario: "a bus with no Secret Service, backup holds the identifier",
+              outcome: "served from the backup, one-line notice", exit: 0, kept: .yes),
+        .init(id: "env.no-default-collection", area: "environment", scenario: "no default collection, identifier already stored",
+              outcome: "served from the keyring (reads search every collection)", exit: 0, kept: .yes),
+        .init(id: "env.no-default-collection.new", area: "environment", scenario: "no default collection, new app",
+              outcome: "generated into the backup alone, notice; written to the keyring once a default collection is back",
+              exit: 0, kept: .none),
+        .init(id: "env.locked.backup", area: "environment", scenario: "keyring locked, backup present",
+              outcome: "served from the backup (degraded); keyring left alone", exit: 0, kept: .yes),
+        .init(id: "env.locked.no-backup", area: "environment", scenario: "keyring locked, no backup",
+              outcome: "error \"locked\", nothing generated; same identifier after unlock", exit: 75, kept: .yes),
+        .init(id: "env.killed-between-calls", area: "environment",
+              scenario: "daemon SIGKILLed between two calls; D-Bus activation starts a new daemon without the password",
+              outcome: "login collection is locked: served from the backup (degraded); same identifier from the keyring after a real restart",
+              exit: 0, kept: .yes),
+        .init(id: "env.killed-in-flight", area: "environment",
+              scenario: "daemon SIGSTOPped, call started, daemon SIGKILLed mid-call, then restarted",
+              outcome: "the call fails over to the backup (degraded); same identifier after restart", exit: 0, kept: .yes),
+        .init(id: "env.item-deleted", area: "environment", scenario: "keyring item deleted behind our back (secret-tool clear)",
+              outcome: "served from the backup; keyring item written back", exit: 0, kept: .yes),
+        .init(id: "env.runtime-dir-unset", area: "environment", scenario: "XDG_RUNTIME_DIR unset, new app",
+              outcome: "first-run lock falls back to the backup directory; identifier made and stable", exit: 0, kept: .none),
+        .init(id: "env.runtime-dir-readonly", area: "environment", scenario: "XDG_RUNTIME_DIR on a read-only file system",
+              outcome: "first-run lock falls back to the backup directory; identifier made and stable", exit: 0, kept: .none),
+        // Backup file
+        .init(id: "backup.truncated", area: "backup file", scenario: "truncated",
+              outcome: "served from the keyring; file quarantined and rewritten (notice)", exit: 0, kept: .yes),
+        .init(id: "backup.garbage", area: "backup file", scenario: "garbage",
+              outcome: "served from the keyring; file quarantined and rewritten (notice)", exit: 0, kept: .yes),
+        .init(id: "backup.empty", area: "backup file", scenario: "empty",
+              outcome: "served from the keyring; file quarantined and rewritten (notice)", exit: 0, kept: .yes),
+        .init(id: "backup.huge", area: "backup file", scenario: "10 MB",
+              outcome: "served from the keyring; file quarantined unread and rewritten (notice)", exit: 0, kept: .yes),
+        .init(id: "backup.directory", area: "backup file", scenario: "a directory at its path",
+              outcome: "served from the keyring; directory moved aside, file rewritten", exit: 0, kept: .yes),
+        .init(id: "backup.symlink", area: "backup file", scenario: "a symlink to another file at its path",
+              outcome: "symlink moved aside, never followed; the other file untouched; served from the keyring", exit: 0, kept: .yes),
+        .init(id: "backup.symlink-dangling", area: "backup file", scenario: "a dangling symlink at its path",
+              outcome: "symlink moved aside, nothing created at its target; served from the keyring", exit: 0, kept: .yes),
+        .init(id: "backup.unreadable", area: "backup file", scenario: "mode 000 (unprivileged user, no bus)",
+              outcome: "error \"backup unreadable\"; nothing generated, file untouched", exit: 69, kept: .yes),
+        .init(id: "backup.readonly-dir", area: "backup file", scenario: "state directory on a read-only file system, backup missing",
+              outcome: "served from the keyring; notice that the backup could not be written", exit: 0, kept: .yes),
+        .init(id: "backup.readonly-dir.no-bus", area: "backup file", scenario: "read-only state directory, no bus, new app",
+              outcome: "error \"backup cannot be written\"; nothing is handed out", exit: 69, kept: .none),
+        .init(id: "backup.disk-full", area: "backup file", scenario: "full disk (64 KiB tmpfs), backup missing",
+              outcome: "served from the keyring; notice; no temp file left", exit: 0, kept: .yes),
+        .init(id: "backup.disk-full.no-bus", area: "backup file", scenario: "full disk, no bus, new app",
+              outcome: "error \"backup cannot be written\"; no temp file left", exit: 69, kept: .none),
+        .init(id: "backup.sigkill-writer", area: "backup file", scenario: "writer SIGKILLed at random moments, 200 times",
+              outcome: "the file is always the old or the new valid record, or absent; never torn", exit: 0, kept: .yes),
+        // Concurrency
+        .init(id: "race.16-processes", area: "concurrency", scenario: "16 processes racing on a new app, 10 rounds (idtoolTests) + 3 rounds with no bus",
+              outcome: "all print the same identifier; one keyring item", exit: 0, kept: .none),
+        .init(id: "race.reset-get", area: "concurrency", scenario: "reset racing get",
+              outcome: "every call succeeds; afterwards one keyring item, and backup = keyring", exit: 0, kept: .notApplicable),
+        .init(id: "race.threads", area: "concurrency", scenario: "32 threads sharing one resolver and one SecretStore",
+              outcome: "one identifier; every SecretStore call succeeds; one item", exit: nil, kept: .yes),
+        // Bad input
+        .init(id: "input.app-id", area: "bad input", scenario: "empty, 300-byte, control-character and \"/\" app IDs and vendor groups",
+              outcome: "usage error; nothing written", exit: 64, kept: .notApplicable),
+        .init(id: "input.non-utf8-app-id", area: "bad input", scenario: "non-UTF-8 bytes in --app / --vendor",
+              outcome: "usage error; nothing written", exit: 64, kept: .notApplicable),
+        .init(id: "input.item-identifier.empty", area: "bad input", scenario: "empty item identifier or --group",
+              outcome: "usage error, nothing sent", exit: 64, kept: .notApplicable),
+        .init(id: "input.item-identifier.huge", area: "bad input", scenario: "5000-byte item identifier or group; NUL byte (library)",
+              outcome: "bad data, rejected before anything is sent", exit: 65, kept: .notApplicable),
+        .init(id: "input.non-utf8-item-identifier", area: "bad input", scenario: "non-UTF-8 bytes in an item identifier or --group",
+              outcome: "bad data, rejected before anything is sent", exit: 65, kept: .notApplicable),
+        .init(id: "input.attributes", area: "bad input", scenario: "attribute names libsecret rejects (empty, xdg:*, NUL, 33 of them, 5000 bytes)",
+              outcome: "KeyringError.invalidArgument, no GLib critical, nothing stored", exit: nil, kept: .notApplicable),
+        .init(id: "input.values", area: "bad input", scenario: "item values of 0 bytes, 1 MiB, binary",
+              outcome: "stored and read back byte for byte", exit: 0, kept: .notApplicable),
+        .init(id: "input.legacy", area: "bad input", scenario: "invalid legacy value (empty, control chars, not UTF-8, 300 bytes) in each migration source",
+              outcome: "rejected and reported; nothing adopted, legacy copy untouched; idtool migrate exits 65", exit: 65, kept: .none),
+        // Security
+        .init(id: "sec.permissions", area: "security", scenario: "backup permissions, also when the directory pre-exists as 0755",
+              outcome: "file 0600, directory 0700", exit: 0, kept: .yes),
+        .init(id: "sec.symlinked-dir", area: "security", scenario: "the backup directory is a symlink to another directory",
+              outcome: "never written through; served from the keyring with a notice", exit: 0, kept: .yes),
+        .init(id: "sec.no-identifier-in-stderr", area: "security", scenario: "every failing and degraded run in this suite",
+              outcome: "stderr never contains the identifier or a secret", exit: 0, kept: .notApplicable),
+        .init(id: "sec.no-secret-in-argv", area: "security", scenario: "a secret passed in argv to item set",
+              outcome: "usage error; nothing stored; secrets are read from stdin only", exit: 64, kept: .notApplicable),
+    ]
+
+    static subscript(_ id: String) -> FaultRow {
+        guard let row = rows.first(where: { $0.id == id }) else { fatalError("no fault-table row \(id)") }
+        return row
+    }
+
+    static func markdown() -> String {
+        var lines = [
+            "<!-- generated by scripts/fault-table from Tests/FaultTests/FaultTable.swift; do not edit by hand -->",
+            "| area | scenario | what happens | exit | identifier kept |",
+            "|---|---|---|---|---|",
+        ]
+        for row in rows {
+            let cells = [row.area, row.scenario, row.outcome, row.exit.map { "\($0)" } ?? "— (library)", row.kept.rawValue]
+                .map { $0.replacingOccurrences(of: "|", with: "\\|") }
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static let markdownPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("fault-table.md").path
+}
+
+@Suite("Fault table document")
+struct FaultTableDocumentTests {
+    @Test("fault-table.md is the rendered fault table (FAULT_TABLE_WRITE=1 rewrites it)")
+    func markdownMatches() throws {
+        let rendered = FaultTable.markdown()
+        if ProcessInfo.processInfo.environment["FAULT_TABLE_WRITE"] == "1" {
+            try rendered.write(toFile: FaultTable.markdownPath, atomically: true, encoding: .utf8)
+        }
+        let onDisk = try String(contentsOfFile: FaultTable.markdownPath, encoding: .utf8)
+        #expect(onDisk == rendered, "fault-table.md is stale: run scripts/fault-table")
+        #expect(Set(FaultTable.rows.map(\.id)).count == FaultTable.rows.count, "row ids are unique")
+    }
+}

@@ -1,0 +1,296 @@
+// Support for the fault-injection suite: a posix_spawn runner (copied from idtoolTests, which
+// test targets cannot share), per-case sandboxes, and small helpers around idtool, secret-tool
+// and scripts/keyring-ctl.
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct SpawnError: Error, CustomStringConvertible {
+    var what: String
+    var code: Int32
+    var description: String { "\(what) failed: \(String(cString: strerror(code)))" }
+}
+
+/// What a finished child did.
+struct Run {
+    var status: Int32
+    var stdout: Data
+    var stderr: String
+    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    var line: String { stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) }
+    var stderrLines: [Substring] { stderr.split(separator: "\n") }
+    var summary: String { "exit \(status), stderr: \(stderr)" }
+
+    var json: [String: Any]? { try? JSONSerialization.jsonObject(with: stdout) as? [String: Any] }
+}
+
+/// A started child. Not Foundation's Process: its waitUntilExit can hang after keyring-ctl restart.
+final class Child {
+    let pid: pid_t
+    private let dir: URL
+    private var finished: Run?
+
+    init(_ program: String, _ arguments: [[UInt8]], stdin: Data? = nil, environment: [String: String]) throws {
+        let fm = FileManager.default
+        dir = fm.temporaryDirectory.appendingPathComponent("fault-child-\(UUID().uuidString)")
+        try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+        let inURL = dir.appendingPathComponent("in"), outURL = dir.appendingPathComponent("out"), errURL = dir.appendingPathComponent("err")
+        try (stdin ?? Data()).write(to: inURL)
+        let inFD = open(stdin == nil ? "/dev/null" : inURL.path, O_RDONLY | O_CLOEXEC)
+        let outFD = open(outURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        let errFD = open(errURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        defer { for fd in [inFD, outFD, errFD] where fd >= 0 { close(fd) } }
+        guard inFD >= 0, outFD >= 0, errFD >= 0 else { throw SpawnError(what: "open", code: errno) }
+        // An unprivileged child (setpriv) must be able to write its output files.
+        chmod(dir.path, 0o777)
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inFD, 0)
+        posix_spawn_file_actions_adddup2(&actions, outFD, 1)
+        posix_spawn_file_actions_adddup2(&actions, errFD, 2)
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([Array(program.utf8)] + arguments).map { bytes in
+            let p = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (i, b) in bytes.enumerated() { p[i] = CChar(bitPattern: b) }
+            p[bytes.count] = 0
+            return p
+        } + [nil]
+        let env = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in argv { p?.deallocate() }
+            for p in env { free(p) }
+        }
+
+        // Test threads block most signals and a child inherits the mask: give it an empty mask and
+        // default handlers (else a daemon started by keyring-ctl would ignore SIGTERM).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), all = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&all)
+        sigdelset(&all, SIGKILL)
+        sigdelset(&all, SIGSTOP)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, env)
+        guard spawned == 0 else {
+            try? fm.removeItem(at: dir)
+            throw SpawnError(what: "posix_spawn \(program)", code: spawned)
+        }
+        self.pid = pid
+    }
+
+    /// Waits with waitpid and collects the output.
+    func wait() throws -> Run {
+        if let finished { return finished }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw SpawnError(what: "waitpid", code: errno) }
+        }
+        let signal = status & 0x7F
+        let code = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+        let run = Run(status: code, stdout: (try? Data(contentsOf: dir.appendingPathComponent("out"))) ?? Data(),
+                      stderr: String(decoding: (try? Data(contentsOf: dir.appendingPathComponent("err"))) ?? Data(), as: UTF8.self))
+        finished = run
+        return run
+    }
+}
+
+enum Fault {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The idtool next to the test bundle (any --scratch-path), else `.build/debug/idtool`; IDTOOL_BINARY overrides.
+    static let idtool: String? = {
+        let fm = FileManager.default
+        if let path = ProcessInfo.processInfo.environment["IDTOOL_BINARY"], !path.isEmpty { return path }
+        var candidates: [String] = []
+        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("idtool").path)
+        }
+        if let bundle = Bundle.main.executableURL {
+            candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("idtool").path)
+        }
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/idtool").path)
+        return candidates.first { fm.isExecutableFile(atPath: $0) }
+    }()
+
+    /// Fails (never skips) outside scripts/with-keyring.
+    static func requireTestKeyring(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let root = ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? ""
+        try #require(!root.isEmpty, "the fault suite needs the throwaway keyring: run it under scripts/with-keyring",
+                     sourceLocation: sourceLocation)
+        try #require(idtool != nil, "idtool was not built next to the tests: run `swift build --build-tests` first",
+                     sourceLocation: sourceLocation)
+    }
+
+    static func run(_ program: String, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> Run {
+        try Child(program, arguments.map { Array($0.utf8) }, stdin: stdin,
+                  environment: environment ?? ProcessInfo.processInfo.environment).wait()
+    }
+
+    static func keyringCtl(_ command: String) throws -> Run {
+        try run(packageRoot.appendingPathComponent("scripts/keyring-ctl").path, [command])
+    }
+
+    /// keyring-ctl restart, recorded as an issue when it fails (for defers).
+    static func restoreDaemon(sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            let restart = try keyringCtl("restart")
+            #expect(restart.status == 0, "keyring-ctl restart: \(restart.summary)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("keyring-ctl restart: \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    static func lockKeyring(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let lock = try keyringCtl("lock")
+        try #require(lock.status == 0, "keyring-ctl lock: \(lock.summary)", sourceLocation: sourceLocation)
+    }
+
+    static func daemonPID() throws -> pid_t? { pid_t(try keyringCtl("pid").line) }
+
+    /// The identifier item's secret, per secret-tool (the documented lookup), or nil.
+    static func keyringValue(app: String, scope: String = "app") throws -> String? {
+        let lookup = try run("/usr/bin/secret-tool", ["lookup", "identity-scope", scope, "identity-name", app])
+        return lookup.status == 0 ? lookup.line : nil
+    }
+
+    static func keyringItemCount(app: String, scope: String = "app") throws -> Int {
+        let search = try run("/usr/bin/secret-tool", ["search", "--all", "--unlock", "identity-scope", scope, "identity-name", app])
+        return search.stdoutText.components(separatedBy: "[/").count - 1
+    }
+
+    static func clearKeyringItem(app: String, scope: String = "app") throws {
+        _ = try run("/usr/bin/secret-tool", ["clear", "identity-scope", scope, "identity-name", app])
+    }
+
+    static func isUUID(_ text: String) -> Bool {
+        text.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", options: .regularExpression) != nil
+    }
+
+    static func newApp(_ tag: String) -> String { "fault.\(tag).\(UUID().uuidString.prefix(8).lowercased())" }
+}
+
+/// A private HOME/XDG tree for one case, so the backup path is known and nothing leaks between
+/// cases. Mounts made inside it are unmounted on cleanup.
+final class Sandbox {
+    let root: URL
+    var stateHome: String { root.appendingPathComponent("state").path }
+    var runtimeDir: String { root.appendingPathComponent("run").path }
+    var home: String { root.appendingPathComponent("home").path }
+    private var mounts: [String] = []
+
+    init() throws {
+        root = URL(fileURLWithPath: "/tmp").appendingPathComponent("fault-\(UUID().uuidString.prefix(12))")
+        for dir in [root.path, stateHome, runtimeDir, home] {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            chmod(dir, 0o700)
+        }
+    }
+
+    deinit { cleanup() }
+
+    func cleanup() {
+        for mount in mounts.reversed() { umount2(mount, Int32(MNT_DETACH)) }
+        mounts = []
+        _ = try? Fault.run("/bin/chmod", ["-R", "u+rwx", root.path])
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    func backupDirectory(_ app: String) -> String { stateHome + "/" + app }
+    func backupPath(_ app: String, vendor: Bool = false) -> String {
+        backupDirectory(app) + (vendor ? "/vendor-identifier" : "/identifier")
+    }
+
+    /// The identifier in the backup file when it is a valid record, else nil.
+    func backupIdentifier(_ app: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: backupPath(app)),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return object["identifier"] as? String
+    }
+
+    /// The with-keyring environment, with this sandbox's XDG state and runtime dirs.
+    var keyringEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["G_DEBUG"] = "fatal-criticals"
+        environment["IDTOOL_APP"] = nil
+        environment["XDG_STATE_HOME"] = stateHome
+        environment["XDG_RUNTIME_DIR"] = runtimeDir
+        return environment
+    }
+
+    /// No session bus at all: no address, and a runtime dir with no `bus` socket.
+    var noBusEnvironment: [String: String] {
+        var environment = keyringEnvironment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        return environment
+    }
+
+    /// `idtool ARGS` in `environment` (the keyring environment by default).
+    func idtool(_ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> Run {
+        try Child(Fault.idtool!, arguments.map { Array($0.utf8) }, stdin: stdin,
+                  environment: environment ?? keyringEnvironment).wait()
+    }
+
+    func idtool(raw arguments: [[UInt8]], environment: [String: String]? = nil) throws -> Run {
+        try Child(Fault.idtool!, arguments, environment: environment ?? keyringEnvironment).wait()
+    }
+
+    func start(_ arguments: [String], environment: [String: String]? = nil) throws -> Child {
+        try Child(Fault.idtool!, arguments.map { Array($0.utf8) }, environment: environment ?? keyringEnvironment)
+    }
+
+    /// `idtool get --app APP` that must succeed: returns the identifier.
+    func establish(_ app: String, environment: [String: String]? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let get = try idtool(["get", "--app", app], environment: environment)
+        try #require(get.status == 0 && Fault.isUUID(get.line), "setup get: \(get.summary)", sourceLocation: sourceLocation)
+        return get.line
+    }
+
+    /// Mounts a tmpfs of `size` at `path` (created when missing), owned by root, mode 0700.
+    func mountTmpfs(at path: String, size: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let result = mount("tmpfs", path, "tmpfs", 0, "size=\(size),mode=0700")
+        try #require(result == 0, "mount tmpfs at \(path): \(String(cString: strerror(errno)))", sourceLocation: sourceLocation)
+        mounts.append(path)
+    }
+
+    /// Remounts a tmpfs made by mountTmpfs read-only: this stops root too (EROFS).
+    func remountReadOnly(_ path: String, size: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = mount("tmpfs", path, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), "size=\(size),mode=0700")
+        try #require(result == 0, "remount ro \(path): \(String(cString: strerror(errno)))", sourceLocation: sourceLocation)
+    }
+}
+
+extension Run {
+    /// Nothing in stderr reveals `secrets`, and there is no sign of a crash or GLib noise.
+    func expectClean(hiding secrets: [String?] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+        for case let secret? in secrets where !secret.isEmpty {
+            #expect(!stderr.contains(secret), "stderr leaks an identifier or secret: \(stderr)", sourceLocation: sourceLocation)
+        }
+        for noise in ["CRITICAL", "Fatal error", "Trace/breakpoint", "Stack dump", "WARNING **"] {
+            #expect(!stderr.contains(noise), "stderr has \(noise): \(stderr)", sourceLocation: sourceLocation)
+        }
+        #expect(status < 128, "died from signal \(status - 128): \(stderr)", sourceLocation: sourceLocation)
+        // Diagnostics are `idtool: …` lines; a usage error (64) appends the command's usage after its one line.
+        for line in status == 64 ? Array(stderrLines.prefix(1)) : stderrLines {
+            #expect(line.hasPrefix("idtool: "), "stderr line without the idtool prefix: \(line)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// The exit status the fault table declares for `row`.
+    func expectExit(_ row: FaultRow, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(status == row.exit, "[\(row.id)] expected exit \(row.exit.map(String.init) ?? "-"): \(summary)", sourceLocation: sourceLocation)
+    }
+}
