@@ -1,0 +1,81 @@
+// In-process benchmark programs for scripts/bench. Every timing is clock_gettime(CLOCK_MONOTONIC).
+// Output: one line per sample, "sample <label> <nanoseconds>"; the first call of a process
+// (which connects to the bus and opens the session) is labelled "first", later ones "warm".
+//
+//   keyring-bench read N IDENTIFIER        SecretStore.object(forKey: .valueData), 1 first + N warm
+//   keyring-bench write N IDENTIFIER       SecretStore.setObject(_:forKey: .valueData) on an existing item
+//   keyring-bench warm-id BATCHES APP      IdentifierResolver.identifier() from memory: ns per call, per batch of 100 000
+//   keyring-bench cold N PREFIX            first-run resolve() of a new app PREFIX-i each time (lock, generate, write keyring + backup)
+import DeviceIdentity
+import Keyring
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@inline(never) func now() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+func sample(_ label: String, _ ns: Int64) { print("sample \(label) \(ns)") }
+
+func fail(_ message: String) -> Never {
+    let line = Array("keyring-bench: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(1)
+}
+
+let args = Array(CommandLine.arguments.dropFirst())
+guard args.count == 3, let n = Int(args[1]) else { fail("usage: keyring-bench read|write|warm-id|cold N NAME") }
+let name = args[2]
+
+do {
+    switch args[0] {
+    case "read":
+        let store = try SecretStore(identifier: name)
+        for i in 0...n {
+            let t0 = now()
+            let value = try store.object(forKey: .valueData)
+            let t1 = now()
+            guard value != nil else { fail("read found no item for \(name)") }
+            sample(i == 0 ? "first" : "warm", t1 - t0)
+        }
+    case "write":
+        let store = try SecretStore(identifier: name)
+        for i in 0...n {
+            let value = "value-\(i)-\(now())"
+            let t0 = now()
+            try store.setObject(value, forKey: .valueData)
+            let t1 = now()
+            sample(i == 0 ? "first" : "warm", t1 - t0)
+        }
+    case "warm-id":
+        let resolver = try IdentifierResolver(appID: name)
+        let t0 = now()
+        let first = try resolver.identifier()
+        sample("first", now() - t0)
+        var sink = 0
+        let perBatch = 100_000
+        for _ in 0..<n {
+            let t0 = now()
+            for _ in 0..<perBatch { sink &+= try resolver.identifier().utf8.count }
+            let t1 = now()
+            print("sample warm \(Double(t1 - t0) / Double(perBatch))")
+        }
+        if sink != first.utf8.count * n * perBatch { fail("identifier changed while cached") }
+    case "cold":
+        for i in 0...n {
+            let resolver = try IdentifierResolver(appID: "\(name)-\(i)")
+            let t0 = now()
+            let resolution = try resolver.resolve()
+            let t1 = now()
+            guard case .generated = resolution.provenance else { fail("app \(name)-\(i) was not new (\(resolution.provenance))") }
+            sample(i == 0 ? "first" : "warm", t1 - t0)
+        }
+    default:
+        fail("unknown mode \(args[0])")
+    }
+} catch {
+    fail("\(error)")
+}
