@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
-// An outside package that uses Keyring the way an app would: through a path dependency on the
-// repository root. SwiftPM names a path dependency after its directory, which is "main" here but
-// differs in other clones, so the product's package is named from that directory at load time.
+// An outside package that uses Keyring and DeviceIdentity the way an app would: through a path
+// dependency on the repository root. SwiftPM names a path dependency after its directory, which is
+// "main" here but differs in other clones, so the product's package is named from that directory
+// at load time.
 import Foundation
 import PackageDescription
 
@@ -14,7 +15,10 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "consumer",
-            dependencies: [.product(name: "Keyring", package: rootIdentity)]
+            dependencies: [
+                .product(name: "Keyring", package: rootIdentity),
+                .product(name: "DeviceIdentity", package: rootIdentity),
+            ]
         )
     ],
     swiftLanguageModes: [.v6]
