@@ -148,19 +148,26 @@ public struct IdentifierResolver: Sendable {
 
     /// Removes this scope's identifier from the keyring and the backup file, and nothing of any
     /// other scope. The next resolve makes (or migrates) a new one.
-    /// - Throws: `IdentityError.keyring` when the keyring is locked or does not answer (then nothing
-    ///   is removed); an unreachable Secret Service is skipped, since it holds nothing reachable.
+    ///
+    /// In a headless session (no bus configured, or no Secret Service) the keyring cannot be
+    /// reached; the reset is then recorded next to the backup file and completed in the keyring
+    /// the next time it is reachable, so the old identifier never comes back.
+    /// - Throws: `IdentityError.keyring` when the keyring is locked, broken or does not answer
+    ///   (then nothing is removed).
     public func reset() throws(IdentityError) {
         try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) in
+            var reachedKeyring = keyring == nil
             if let keyring {
-                do throws(KeyringError) { try keyring.delete(scope.keyringAttributes) } catch {
-                    switch error {
-                    case .noSessionBus, .noSecretService: break
-                    default: throw .keyring(error)
-                    }
+                do throws(KeyringError) {
+                    try keyring.delete(scope.keyringAttributes)
+                    reachedKeyring = true
+                } catch {
+                    guard case .unavailable = Self.classify(error), let backup else { throw .keyring(error) }
+                    try backup.markPendingReset()
                 }
             }
             try backup?.delete()
+            if reachedKeyring { try backup?.clearPendingReset() }
             cache.clear()
         }
     }

@@ -72,40 +72,59 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     }
 
     enum Reading {
-        case value(String)
+        /// A usable value, and the keyring item it came from (so only that item is ever removed).
+        case value(String, item: KeyringItem?)
         case absent
         case rejected(reason: String)
     }
 
     /// Reads the legacy value. Throws when the source cannot answer (which is not absence).
+    /// A keyring source never matches an identifier item of this library: adopting another
+    /// scope's identifier, or deleting it afterwards, would break that scope.
     func read(keyring: Keyring) throws(IdentityError) -> Reading {
         let bytes: Data?
+        var item: KeyringItem?
         switch kind {
         case .keyringItem(let attributes):
-            do { bytes = try keyring.lookup(attributes) } catch { throw unreadable(error.description) }
+            do throws(KeyringError) {
+                let items = try keyring.search(attributes).filter { $0.attributes["identity-scope"] == nil }
+                guard let readable = items.first(where: { !$0.isLocked }) else {
+                    if !items.isEmpty { throw .locked(itemExists: true) }
+                    return .absent
+                }
+                bytes = try keyring.secret(of: readable)
+                item = readable
+            } catch {
+                throw .keyring(error)
+            }
         case .secretStore(let identifier, let group):
-            do {
+            do throws(KeyringError) {
                 bytes = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).data(forKey: .valueData)
-            } catch { throw unreadable(error.description) }
+            } catch {
+                throw .keyring(error)
+            }
         case .file(let path), .machineID(let path):
             bytes = try readFile(path)
         }
         guard let bytes else { return .absent }
         switch IdentifierText.normalize(bytes) {
-        case .success(let value): return .value(value)
+        case .success(let value): return .value(value, item: item)
         case .failure(let rejection): return .rejected(reason: rejection.reason)
         }
     }
 
-    /// Deletes the legacy copy (only called after a verified migration).
-    func removeLegacy(keyring: Keyring) throws(IdentityError) {
+    /// Deletes the legacy copy, and only it (only called after a verified migration).
+    func removeLegacy(item: KeyringItem?, keyring: Keyring) throws(IdentityError) {
         guard removesLegacyCopy else { return }
         switch kind {
-        case .keyringItem(let attributes):
-            do { try keyring.delete(attributes) } catch { throw unreadable(error.description) }
+        case .keyringItem:
+            guard let item else { return }
+            do throws(KeyringError) { try keyring.delete(item: item) } catch { throw .keyring(error) }
         case .secretStore(let identifier, let group):
-            do { try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).reset() } catch {
-                throw unreadable(error.description)
+            do throws(KeyringError) {
+                try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).reset()
+            } catch {
+                throw .keyring(error)
             }
         case .file(let path):
             if unlink(path) != 0 && errno != ENOENT { throw unreadable(Errno.text(errno)) }

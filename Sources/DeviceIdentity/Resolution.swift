@@ -60,6 +60,8 @@ public struct Resolution: Sendable, Equatable, CustomStringConvertible {
     public let keyringProblem: KeyringError?
     /// True when nothing was written because this was a dry run.
     public let isDryRun: Bool
+    /// A read-only pass found something to repair; the resolver repairs it under the lock.
+    var needsRepair = false
 
     /// True when the keyring could not be used and another store stood in.
     public var isDegraded: Bool { keyringProblem != nil }

@@ -69,8 +69,10 @@ public struct Keyring: Sendable {
         }
     }
 
-    /// Stores `secret` under exactly `attributes` in the default collection, replacing the
-    /// secret and label of an item that has the same attributes.
+    /// Stores `secret` under exactly `attributes` in the default collection. An item whose
+    /// attributes are exactly these gets the new secret and label; any other item is left alone.
+    /// (libsecret's own replace flag would also overwrite items that merely include these
+    /// attributes, such as another tool's item with one more attribute.)
     /// - Parameters:
     ///   - secret: the bytes to store; any length, any content.
     ///   - attributes: the item's attributes; at least one is required.
@@ -90,7 +92,11 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
         try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
-            try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType, replace: true)
+            if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
+            try CreateLock.withLock { () throws(KeyringError) in
+                if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
+                try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType, replace: false)
+            }
         }
     }
 
@@ -122,7 +128,13 @@ public struct Keyring: Sendable {
             if item.isLocked { throw .locked(itemExists: true) }
             guard let current = try call.properties(at: item.objectPath, isLocked: false) else { return nil }
             if current.isLocked { throw .locked(itemExists: true) }
-            return try call.secret(at: item.objectPath).bytes
+            guard let secret = try call.secret(at: item.objectPath) else {
+                // Gone, or locked since the search: ask which.
+                guard let now = try call.properties(at: item.objectPath, isLocked: false) else { return nil }
+                if now.isLocked { throw .locked(itemExists: true) }
+                throw .serviceFailure(domain: "libsecret", code: -1, message: "the service returned no secret for an unlocked item")
+            }
+            return secret.bytes
         }
     }
 
@@ -167,14 +179,34 @@ public struct Keyring: Sendable {
 }
 
 extension ServiceCall {
-    /// The oldest unlocked item's secret. Locked matches, or a miss in a locked default
-    /// collection, throw `.locked` rather than read as absent.
-    func readFirst(_ items: [KeyringItem]) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
-        if let item = items.first(where: { !$0.isLocked }) {
-            let (bytes, contentType) = try secret(at: item.objectPath)
-            return (item, bytes, contentType)
+    /// Updates the item whose attributes are exactly `attributes`; false when there is none.
+    func updateExactly(
+        _ attributes: [String: String], secret: Data, contentType: String, label: String
+    ) throws(KeyringError) -> Bool {
+        let exact = try search(attributes).filter { $0.attributes == attributes }
+        guard let item = exact.first(where: { !$0.isLocked }) else {
+            if !exact.isEmpty { throw .locked(itemExists: true) }
+            return false
         }
-        if !items.isEmpty { throw .locked(itemExists: true) }
+        try updateItem(at: item.objectPath, secret: (secret, contentType), label: label)
+        return true
+    }
+
+    /// The oldest unlocked item's secret. Locked matches, or a miss in a locked default
+    /// collection, throw `.locked` rather than read as absent. An item deleted between the
+    /// search and the read (a concurrent reset) is skipped, not reported as locked.
+    func readFirst(_ items: [KeyringItem]) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
+        var remaining = items
+        for item in items where !item.isLocked {
+            if let (bytes, contentType) = try secret(at: item.objectPath) { return (item, bytes, contentType) }
+            guard let now = try properties(at: item.objectPath, isLocked: false) else {
+                remaining.removeAll { $0.objectPath == item.objectPath }
+                continue
+            }
+            if now.isLocked { throw .locked(itemExists: true) }
+            throw .serviceFailure(domain: "libsecret", code: -1, message: "the service returned no secret for an unlocked item")
+        }
+        if remaining.contains(where: \.isLocked) { throw .locked(itemExists: true) }
         if try defaultCollectionLocked() == true { throw .locked(itemExists: false) }
         return nil
     }

@@ -236,7 +236,9 @@ extension SecretStore {
         case (.label, .text(let text)): label = text
         case (_, .text(let text)): attributes[key.attributeName] = text
         }
-        try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1, replace: true)
+        // No replace flag: gnome-keyring replaces any item whose attributes include these, which
+        // would swallow a grouped item when creating the ungrouped one. The create lock prevents twins.
+        try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1, replace: false)
     }
 
     func reset(cancellation: Cancellation?) throws(KeyringError) {

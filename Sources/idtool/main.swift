@@ -11,7 +11,9 @@ import Glibc
 let environment = ProcessInfo.processInfo.environment
 let status: Int32
 do throws(UsageError) {
-    let command = try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst()), environment: environment)
+    let (arguments, notUTF8) = CommandLineParser.decodedArguments()
+    let command = try CommandLineParser.parse(arguments, environment: environment)
+    try CommandLineParser.rejectNonUTF8(command, notUTF8)
     switch command {
     case .help(let topic):
         Output.print(Usage.text(for: topic))

@@ -17,7 +17,7 @@ struct BackupFaults {
     }
 
     static func quarantined(_ box: Sandbox, _ app: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: box.backupDirectory(app))) ?? []).filter { $0.contains(".corrupt-") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: box.backupDirectory(app))) ?? []).filter { $0.hasPrefix("identifier.corrupt-") }
     }
 
     static func temporaries(_ box: Sandbox, _ app: String) -> [String] {
@@ -37,7 +37,7 @@ struct BackupFaults {
         get.expectClean(hiding: [id], sourceLocation: sourceLocation)
         #expect(isRegularFile(box.backupPath(app)), sourceLocation: sourceLocation)
         #expect(box.backupIdentifier(app) == id, "[\(row.id)] backup rewritten", sourceLocation: sourceLocation)
-        #expect(quarantined(box, app).count == 1, "[\(row.id)] moved aside once", sourceLocation: sourceLocation)
+        #expect(quarantined(box, app).count == 1, "[\(row.id)] moved aside once: \(quarantined(box, app))", sourceLocation: sourceLocation)
     }
 
     @Test("corrupt backup content is quarantined and rewritten from the keyring", arguments: ["truncated", "garbage", "empty", "huge"])

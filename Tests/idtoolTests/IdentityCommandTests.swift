@@ -238,6 +238,49 @@ struct IdentityCommandTests {
         #expect(try Idtool.keyringCtl("restart").status == 0)
         #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
     }
+
+    @Test("a configured but dead bus with no backup is an error (69), never a new identifier")
+    func staleBus() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        let value = try Idtool.run(["get", "--app", app]).stdoutText
+        let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"]!
+        try FileManager.default.removeItem(atPath: "\(state)/\(app)/identifier")
+        var environment = Idtool.baseEnvironment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/\(UUID().uuidString)"
+        let run = try Idtool.run(["get", "--app", app], environment: environment)
+        #expect(run.status == 69)
+        #expect(run.stdout.isEmpty)
+        run.expectOneLineError(hiding: [value.trimmingCharacters(in: .newlines)])
+        #expect(!FileManager.default.fileExists(atPath: "\(state)/\(app)/identifier"))
+        #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
+    }
+
+    @Test("eight processes writing a new item at once leave exactly one item")
+    func concurrentItemCreates() throws {
+        try Idtool.requireTestKeyring()
+        for _ in 0..<3 {
+            let id = "test.concurrent.\(UUID().uuidString)"
+            DispatchQueue.concurrentPerform(iterations: 8) { index in
+                _ = try? Idtool.run(["item", "set", id], stdin: Data("v\(index)".utf8))
+            }
+            let items = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/secret-tool"), ["search", "--all", "service", id])
+            #expect(items.stdoutText.components(separatedBy: "[/").count - 1 == 1, "exactly one item")
+        }
+    }
+
+    @Test("migrate maps a bad attribute source to 65 and a locked keyring to 75")
+    func migrateErrorCodes() throws {
+        try Idtool.requireTestKeyring()
+        let bad = try Idtool.run(["migrate", "--app", Self.newApp(), "--from", "keyring:xdg:foo=1"])
+        #expect(bad.status == 65)
+        bad.expectOneLineError()
+        #expect(try Idtool.keyringCtl("lock").status == 0)
+        defer { _ = try? Idtool.keyringCtl("restart") }
+        let locked = try Idtool.run(["migrate", "--app", Self.newApp(), "--from", "keyring:service=legacy"])
+        #expect(locked.status == 75)
+        locked.expectOneLineError(containing: "locked")
+    }
 }
 
 import Synchronization

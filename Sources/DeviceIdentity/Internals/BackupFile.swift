@@ -64,22 +64,25 @@ struct BackupFile: Sendable {
         StateDirectories.stateHome() + "/" + scope.name
     }
 
-    func read() -> BackupState {
+    /// Reads and validates the file. With `quarantine`, bad content is moved aside; without it
+    /// (read-only runs such as `show`), it is only reported.
+    func read(quarantine: Bool = true) -> BackupState {
+        let moveAside = quarantine
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             let code = errno
             switch code {
             case ENOENT: return .absent
-            case ELOOP: return quarantine(because: "a symlink was planted at its path")
+            case ELOOP: return self.quarantine(moving: moveAside, because: "a symlink was planted at its path")
             default: return .unreadable(reason: Errno.text(code))
             }
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .unreadable(reason: Errno.text(errno)) }
-        if (info.st_mode & S_IFMT) != S_IFREG { return quarantine(because: "it is not a regular file") }
-        if info.st_uid != geteuid() { return quarantine(because: "it is owned by another user") }
-        if info.st_size > Self.maximumSize { return quarantine(because: "it is \(info.st_size) bytes, over the \(Self.maximumSize)-byte limit") }
+        if (info.st_mode & S_IFMT) != S_IFREG { return self.quarantine(moving: moveAside, because: "it is not a regular file") }
+        if info.st_uid != geteuid() { return self.quarantine(moving: moveAside, because: "it is owned by another user") }
+        if info.st_size > Self.maximumSize { return self.quarantine(moving: moveAside, because: "it is \(info.st_size) bytes, over the \(Self.maximumSize)-byte limit") }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 8192)
         while true {
@@ -90,18 +93,18 @@ struct BackupFile: Sendable {
             }
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])
-            if data.count > Self.maximumSize { return quarantine(because: "it grew past the size limit") }
+            if data.count > Self.maximumSize { return self.quarantine(moving: moveAside, because: "it grew past the size limit") }
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         guard let record = try? decoder.decode(BackupRecord.self, from: data) else {
-            return quarantine(because: data.isEmpty ? "it is empty" : "it is not a valid backup record")
+            return self.quarantine(moving: moveAside, because: data.isEmpty ? "it is empty" : "it is not a valid backup record")
         }
         guard record.format == 1, record.scope == scope.kind, record.name == scope.name else {
-            return quarantine(because: "it belongs to another scope or format")
+            return self.quarantine(moving: moveAside, because: "it belongs to another scope or format")
         }
         if IdentifierText.problem(with: record.identifier) != nil || record.checksum != BackupRecord.checksum(record.identifier) {
-            return quarantine(because: "its identifier fails its checksum")
+            return self.quarantine(moving: moveAside, because: "its identifier fails its checksum")
         }
         return .present(record)
     }
@@ -157,15 +160,50 @@ struct BackupFile: Sendable {
         do { try StateDirectories.makePrivateDirectory(directory) } catch { throw unwritable(error.reason) }
     }
 
-    private func quarantine(because reason: String) -> BackupState {
-        let target = "\(path).corrupt-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+    private func quarantine(moving: Bool, because reason: String) -> BackupState {
+        guard moving else { return .corrupt(reason: reason, quarantinedAs: nil) }
+        let target = "\(path)\(Self.quarantineMarker)\(Int(Date().timeIntervalSince1970))-\(getpid())"
         let moved = rename(path, target) == 0
         return .corrupt(reason: reason, quarantinedAs: moved ? target : nil)
+    }
+
+    static let quarantineMarker = ".corrupt-"
+
+    /// Backups moved aside earlier. While any exists, an unreachable keyring is not proof of
+    /// absence: the lost backup may have held the identifier.
+    func quarantinedFiles() -> [String] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        let prefix = path.lastComponent + Self.quarantineMarker
+        return entries.filter { $0.hasPrefix(prefix) }.sorted().map { directory + "/" + $0 }
+    }
+
+    // MARK: Pending reset
+
+    /// Marks a reset that could not reach the keyring; the keyring copy is removed once it can.
+    var pendingResetPath: String { path + ".reset-pending" }
+
+    var hasPendingReset: Bool { access(pendingResetPath, F_OK) == 0 }
+
+    func markPendingReset() throws(IdentityError) {
+        try ensureDirectory()
+        let fd = open(pendingResetPath, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw unwritable(Errno.text(errno)) }
+        fsync(fd)
+        close(fd)
+    }
+
+    func clearPendingReset() throws(IdentityError) {
+        if unlink(pendingResetPath) != 0 && errno != ENOENT { throw unwritable(Errno.text(errno)) }
     }
 
     private func unwritable(_ reason: String) -> IdentityError {
         .backupUnwritable(path: path, reason: reason)
     }
+}
+
+extension String {
+    /// The last path component.
+    var lastComponent: String { split(separator: "/").last.map(String.init) ?? self }
 }
 
 /// strerror text for an errno value.

@@ -23,25 +23,31 @@ struct FirstRunLock {
         self.fileName = "\(scope.kind)-\(scope.name).lock"
     }
 
-    /// Runs `body` while holding the lock, waiting at most `timeout` for it.
+    /// Runs `body` while holding the lock in every usable directory, waiting at most `timeout`.
+    ///
+    /// Locks are taken in a fixed order (runtime directory, then state directory), so two
+    /// processes whose environments differ in one of them still exclude each other.
     func withLock<T>(timeout: Double, _ body: () throws(IdentityError) -> T) throws(IdentityError) -> T {
-        let fd = try openLockFile()
-        defer { close(fd) }  // closing releases the flock
+        let descriptors = try openLockFiles()
+        defer { for fd in descriptors { close(fd) } }  // closing releases the flock
         let deadline = Date().addingTimeInterval(timeout)
-        var pause: UInt32 = 1000
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw .lockUnavailable(reason: "flock: \(Errno.text(errno))")
+        for fd in descriptors {
+            var pause: UInt32 = 1000
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else {
+                    throw .lockUnavailable(reason: "flock: \(Errno.text(errno))")
+                }
+                if Date() >= deadline { throw .lockTimedOut(seconds: timeout) }
+                usleep(pause)
+                pause = min(pause * 2, 20_000)
             }
-            if Date() >= deadline { throw .lockTimedOut(seconds: timeout) }
-            usleep(pause)
-            pause = min(pause * 2, 20_000)
         }
         return try body()
     }
 
-    private func openLockFile() throws(IdentityError) -> Int32 {
+    private func openLockFiles() throws(IdentityError) -> [Int32] {
         var reasons: [String] = []
+        var descriptors: [Int32] = []
         for directory in directories {
             do {
                 try StateDirectories.makePrivateDirectory(directory)
@@ -50,9 +56,11 @@ struct FirstRunLock {
                 continue
             }
             let fd = open(directory + "/" + fileName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if fd >= 0 { return fd }
-            reasons.append("\(directory): \(Errno.text(errno))")
+            if fd >= 0 { descriptors.append(fd) } else { reasons.append("\(directory): \(Errno.text(errno))") }
         }
-        throw .lockUnavailable(reason: reasons.isEmpty ? "no directory given" : reasons.joined(separator: "; "))
+        if descriptors.isEmpty {
+            throw .lockUnavailable(reason: reasons.isEmpty ? "no directory given" : reasons.joined(separator: "; "))
+        }
+        return descriptors
     }
 }

@@ -6,7 +6,8 @@ import Foundation
 #endif
 
 /// The decision logic behind resolve, dry run and migrate. The cardinal rule lives here: a new
-/// identifier is made (or migrated) only when every store answered "absent".
+/// identifier is made (or migrated) only when every store answered "absent", and nothing is
+/// written outside the first-run lock.
 extension IdentifierResolver {
     enum Mode: Equatable {
         case resolve, dryRun, migrate, migrateDryRun
@@ -17,11 +18,12 @@ extension IdentifierResolver {
 
     /// What the keyring said.
     enum KeyringReading {
-        case value(String, created: Date?)
+        case value(String, created: Date?, origin: String?)
         case absent
-        /// No bus or no Secret Service: the backup may serve, and a new identifier may live there alone.
+        /// No session bus configured at all, or a bus without a Secret Service: a headless
+        /// session. The backup may serve, and a new identifier may live there alone.
         case unavailable(KeyringError)
-        /// Locked, timed out or failed: not absent, so nothing may be generated.
+        /// Locked, timed out, a broken bus, any failure: not absent, so nothing may be generated.
         case failed(KeyringError)
         /// An item exists but its value breaks the identifier rules.
         case invalid(reason: String)
@@ -30,53 +32,88 @@ extension IdentifierResolver {
     }
 
     static let schemaName = "io.keyringidentity.Identifier"
+    static let originAttribute = "identity-origin"
 
-    var itemAttributes: [String: String] {
-        scope.keyringAttributes.merging(["xdg:schema": Self.schemaName]) { current, _ in current }
+    func itemAttributes(origin: String) -> [String: String] {
+        scope.keyringAttributes.merging(["xdg:schema": Self.schemaName, Self.originAttribute: origin]) { current, _ in current }
     }
 
     var itemLabel: String { "Identifier for \(scope)" }
+
+    /// Only a session with no bus configured at all, or a bus that has no Secret Service, is
+    /// "unavailable". A configured bus that fails is broken, which proves nothing.
+    static func classify(_ error: KeyringError) -> KeyringReading {
+        switch error {
+        case .noSecretService: return .unavailable(error)
+        case .noSessionBus where !Keyring.isSessionBusConfigured: return .unavailable(error)
+        default: return .failed(error)
+        }
+    }
 
     func readKeyring() -> KeyringReading {
         guard let keyring else { return .notUsed }
         do {
             guard let (item, secret) = try keyring.firstItem(scope.keyringAttributes) else { return .absent }
             switch IdentifierText.normalize(secret) {
-            case .success(let value): return .value(value, created: item.created)
+            case .success(let value): return .value(value, created: item.created, origin: item.attributes[Self.originAttribute])
             case .failure(let rejection): return .invalid(reason: rejection.reason)
             }
         } catch {
-            switch error {
-            case .noSessionBus, .noSecretService: return .unavailable(error)
-            default: return .failed(error)
-            }
+            return Self.classify(error)
         }
     }
 
-    func readBackup() -> BackupState {
-        backup?.read() ?? .absent
+    func readBackup(quarantine: Bool) -> BackupState {
+        backup?.read(quarantine: quarantine) ?? .absent
     }
 
-    /// Shared by every mode. Reads without the lock first, so the common case (an identifier
-    /// exists) takes no lock; a proven absence is re-checked under the lock before anything is made.
+    /// Shared by every mode. The first reading takes no lock and writes nothing; most runs end
+    /// there. Repairs and creation happen under the lock, after reading every store again.
     func run(_ mode: Mode) throws(IdentityError) -> MigrationReport {
-        var notes = Notes()
-        if let existing = try settle(readKeyring(), readBackup(), mode: mode, notes: &notes) {
-            return MigrationReport(
-                outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
-                resolution: existing, rejected: [], legacyRemoved: false)
-        }
-        if !mode.writes { return try create(keyringReading: readKeyring(), mode: mode, notes: notes) }
-        return try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) -> MigrationReport in
-            var notesUnderLock = Notes()
-            let keyringNow = readKeyring()
-            if let existing = try settle(keyringNow, readBackup(), mode: mode, notes: &notesUnderLock) {
+        if !(backup?.hasPendingReset ?? false) {
+            var notes = Notes()
+            if let existing = try settle(readKeyring(), readBackup(quarantine: false), writes: false, dryRun: !mode.writes, notes: &notes),
+                !existing.needsRepair || !mode.writes
+            {
                 return MigrationReport(
                     outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
                     resolution: existing, rejected: [], legacyRemoved: false)
             }
-            notesUnderLock.conflicts.insert(contentsOf: notes.conflicts, at: 0)
-            return try create(keyringReading: keyringNow, mode: mode, notes: notesUnderLock)
+            if !mode.writes { return try create(keyringReading: readKeyring(), mode: mode, notes: notes) }
+        } else if !mode.writes {
+            return try create(keyringReading: .absent, mode: mode, notes: Notes(conflicts: ["a reset is pending"]))
+        }
+        return try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) -> MigrationReport in
+            var notes = Notes()
+            try applyPendingReset(notes: &notes)
+            let keyringNow = backup?.hasPendingReset == true ? Self.classifyPending(readKeyring()) : readKeyring()
+            if let existing = try settle(keyringNow, readBackup(quarantine: true), writes: true, dryRun: false, notes: &notes) {
+                return MigrationReport(
+                    outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
+                    resolution: existing, rejected: [], legacyRemoved: false)
+            }
+            return try create(keyringReading: keyringNow, mode: mode, notes: notes)
+        }
+    }
+
+    /// A reset made while the keyring was unreachable: remove the keyring's copy once it answers.
+    func applyPendingReset(notes: inout Notes) throws(IdentityError) {
+        guard let backup, backup.hasPendingReset, let keyring else { return }
+        do throws(KeyringError) {
+            try keyring.delete(scope.keyringAttributes)
+        } catch {
+            if case .failed = Self.classify(error) { throw .keyring(error) }
+            return  // still unreachable: the reset stays pending, and the keyring's content is ignored
+        }
+        try backup.clearPendingReset()
+        notes.repairs.append("a pending reset removed the keyring's old identifier")
+    }
+
+    /// While a reset is pending (the keyring was unreachable), the keyring's old value is void.
+    static func classifyPending(_ reading: KeyringReading) -> KeyringReading {
+        switch reading {
+        case .value, .invalid: return .unavailable(.noSecretService)
+        default: return reading
         }
     }
 
@@ -85,32 +122,40 @@ extension IdentifierResolver {
         var conflicts: [String] = []
     }
 
-    /// Decides from what the stores said. Returns nil only on a proven absence.
-    func settle(_ keyringReading: KeyringReading, _ backupState: BackupState, mode: Mode, notes: inout Notes) throws(IdentityError) -> Resolution? {
+    /// Decides from what the stores said. Returns nil only on a proven absence. Without
+    /// `writes`, a needed repair is flagged in `needsRepair` instead of made.
+    func settle(
+        _ keyringReading: KeyringReading, _ backupState: BackupState, writes: Bool, dryRun: Bool, notes: inout Notes
+    ) throws(IdentityError) -> Resolution? {
         var record: BackupRecord?
+        var backupNeedsWrite = false
         switch backupState {
         case .present(let present): record = present
-        case .absent: break
+        case .absent: backupNeedsWrite = backup != nil
         case .corrupt(let reason, let quarantinedAs):
-            notes.conflicts.append("backup file quarantined (\(reason))" + (quarantinedAs.map { " as \($0)" } ?? ""))
+            backupNeedsWrite = true
+            notes.conflicts.append("backup file " + (quarantinedAs.map { "quarantined as \($0)" } ?? "is corrupt") + " (\(reason))")
         case .unreadable(let reason):
             // Not absent. Only a keyring value can stand without it.
             guard case .value = keyringReading else { throw .backupUnreadable(path: backup?.path ?? "", reason: reason) }
+            backupNeedsWrite = true
             notes.conflicts.append("backup file unreadable (\(reason))")
         }
 
         switch keyringReading {
-        case .value(let value, let created):
+        case .value(let value, let created, let keyringOrigin):
             let matches = record?.identifier == value
             if record != nil && !matches {
                 notes.conflicts.append("backup file held a different identifier; the keyring's wins")
+                backupNeedsWrite = true
             }
+            let origin = matches ? record?.origin ?? keyringOrigin : keyringOrigin
             var stores: Set<Resolution.Store> = [.keyring]
-            if let backup {
-                if matches {
-                    stores.insert(.backup)
-                } else if mode.writes {
-                    let rewritten = BackupRecord(scope: scope, identifier: value, created: created ?? Date(), origin: "keyring")
+            if matches { stores.insert(.backup) }
+            var needsRepair = false
+            if let backup, backupNeedsWrite {
+                if writes {
+                    let rewritten = BackupRecord(scope: scope, identifier: value, created: created ?? Date(), origin: origin ?? "keyring")
                     do {
                         try backup.write(rewritten)
                         stores.insert(.backup)
@@ -118,12 +163,14 @@ extension IdentifierResolver {
                     } catch {
                         notes.conflicts.append("backup file could not be written (\(error))")
                     }
+                } else {
+                    needsRepair = true
                 }
             }
             return Resolution(
-                value: value, provenance: .keyring, origin: matches ? record?.origin : nil,
-                createdAt: (matches ? record?.created : nil) ?? created, storedIn: stores,
-                repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: nil, isDryRun: !mode.writes)
+                value: value, provenance: .keyring, origin: origin, createdAt: (matches ? record?.created : nil) ?? created,
+                storedIn: stores, repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: nil,
+                isDryRun: dryRun, needsRepair: needsRepair)
 
         case .absent, .invalid:
             if case .invalid(let reason) = keyringReading {
@@ -136,9 +183,9 @@ extension IdentifierResolver {
             // The item was deleted behind our back (or never pushed): write it back from the backup.
             var stores: Set<Resolution.Store> = [.backup]
             var problem: KeyringError?
-            if mode.writes {
+            if writes {
                 do {
-                    try writeKeyring(record.identifier)
+                    try writeKeyring(record.identifier, origin: record.origin, replacingInvalid: keyringReading)
                     stores.insert(.keyring)
                     notes.repairs.append("keyring item restored from the backup file")
                 } catch {
@@ -148,35 +195,46 @@ extension IdentifierResolver {
             return Resolution(
                 value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
                 storedIn: stores, repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: problem,
-                isDryRun: !mode.writes)
+                isDryRun: dryRun, needsRepair: !writes)
 
         case .unavailable(let error), .failed(let error):
             guard let record else {
                 if case .failed = keyringReading { throw .keyring(error) }
+                // A backup that was corrupt may have held the identifier, and the keyring that could
+                // tell cannot be reached: that is not a proven absence.
+                if let lost = backupLostEvidence(backupState) {
+                    throw .backupUnreadable(path: backup?.path ?? "", reason: "it was corrupt and is kept as \(lost), and the keyring cannot be reached to recover the identifier; reconnect to the keyring, or delete \(lost) to start over")
+                }
                 return nil  // no Secret Service at all: the headless default may be made
             }
             return Resolution(
                 value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
                 storedIn: [.backup], repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: error,
-                isDryRun: !mode.writes)
+                isDryRun: dryRun)
 
         case .notUsed:
             guard let record else { return nil }
             return Resolution(
                 value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
                 storedIn: [.backup], repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: nil,
-                isDryRun: !mode.writes)
+                isDryRun: dryRun)
         }
+    }
+
+    /// The path of a corrupt backup, current or quarantined earlier, if there is one.
+    func backupLostEvidence(_ state: BackupState) -> String? {
+        if case .corrupt(_, let quarantinedAs) = state { return quarantinedAs ?? backup?.path }
+        return backup?.quarantinedFiles().first
     }
 
     /// Every store said absent: migrate, or (outside migrate-only modes) generate, then write and verify.
     func create(keyringReading: KeyringReading, mode: Mode, notes: Notes) throws(IdentityError) -> MigrationReport {
         var rejected: [MigrationReport.Rejection] = []
-        var adopted: (value: String, source: MigrationSource)?
+        var adopted: (value: String, item: KeyringItem?, source: MigrationSource)?
         for source in migrations {
             switch try source.read(keyring: keyring ?? .default) {
-            case .value(let value):
-                adopted = (value, source)
+            case .value(let value, let item):
+                adopted = (value, item, source)
             case .absent:
                 continue
             case .rejected(let reason):
@@ -214,7 +272,7 @@ extension IdentifierResolver {
         var problem = keyringProblem(keyringReading)
         if case .absent = keyringReading {
             do {
-                try writeKeyring(value)
+                try writeKeyring(value, origin: provenance.description, replacingInvalid: .absent)
                 stores.insert(.keyring)
             } catch {
                 problem = error  // e.g. no default collection: the backup alone holds it for now
@@ -236,7 +294,7 @@ extension IdentifierResolver {
 
         var removed = false
         if let adopted, adopted.source.removesLegacyCopy {
-            try adopted.source.removeLegacy(keyring: keyring ?? .default)
+            try adopted.source.removeLegacy(item: adopted.item, keyring: keyring ?? .default)
             removed = true
         }
         let resolution = Resolution(
@@ -246,10 +304,11 @@ extension IdentifierResolver {
         return MigrationReport(outcome: outcome, resolution: resolution, rejected: rejected, legacyRemoved: removed)
     }
 
-    /// Stores the identifier in the keyring and reads it back.
-    func writeKeyring(_ value: String) throws(KeyringError) {
+    /// Stores the identifier in the keyring and reads it back. An invalid item is removed first.
+    func writeKeyring(_ value: String, origin: String, replacingInvalid reading: KeyringReading) throws(KeyringError) {
         guard let keyring else { throw .noSecretService }
-        try keyring.store(Data(value.utf8), attributes: itemAttributes, label: itemLabel)
+        if case .invalid = reading { try keyring.delete(scope.keyringAttributes) }
+        try keyring.store(Data(value.utf8), attributes: itemAttributes(origin: origin), label: itemLabel)
         guard let (_, secret) = try keyring.firstItem(scope.keyringAttributes), secret == Data(value.utf8) else {
             throw .serviceFailure(domain: "keyring-identity", code: 1, message: "the identifier did not read back the same")
         }

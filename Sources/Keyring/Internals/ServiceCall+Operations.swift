@@ -97,12 +97,13 @@ extension ServiceCall {
         return result
     }
 
-    /// The secret bytes of the item at `path`, and their content type.
-    func secret(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String) {
+    /// The secret bytes of the item at `path`, and their content type; nil when the service
+    /// returned none (the item vanished, or is locked: the caller tells which).
+    func secret(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
         let value = try throwingGError {
             secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0)
         }
-        guard let value else { throw .locked(itemExists: true) }
+        guard let value else { return nil }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         var length: Int = 0
         let bytes = secret_value_get(value, &length)

@@ -1,0 +1,116 @@
+// Regressions found in review: each would let an identifier change without a reset.
+import Foundation
+import Keyring
+import Testing
+@testable import DeviceIdentity
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Consistency under odd conditions, against the real keyring", .serialized)
+struct ConsistencyTests {
+    @Test("migrating with removal deletes only the adopted legacy item, never another scope's identifier")
+    func removalIsExact() throws {
+        try requireTestKeyring()
+        let other = try Fixture(), mine = try Fixture()
+        let otherValue = try other.resolver().identifier()
+        // A source broad enough to match every identifier item: they must be neither adopted nor removed.
+        let broad = try mine.resolver(migrations: [.keyringItem(["identity-scope": "app"], removeAfterMigration: true)]).migrate()
+        #expect(broad.outcome == .nothingToMigrate)
+        #expect(try other.keyringValue() == otherValue)
+
+        // A legacy item that shares an attribute with the new item: only the legacy item goes.
+        let legacy = ["identity-name": mine.appID, "legacy": "yes"]
+        try Keyring.default.store(Data("legacy-42".utf8), attributes: legacy, label: "legacy")
+        let report = try mine.resolver(migrations: [.keyringItem(["identity-name": mine.appID], removeAfterMigration: true)]).migrate()
+        #expect(report.outcome == .adopted(source: "keyring:identity-name=\(mine.appID)"))
+        #expect(report.legacyRemoved)
+        #expect(try Keyring.default.lookup(legacy) == nil)
+        #expect(try mine.keyringValue() == "legacy-42")
+        #expect(try other.keyringValue() == otherValue)
+    }
+
+    @Test("a reset made without a keyring is completed once the keyring is back: the old identifier never returns")
+    func headlessResetIsCompletedLater() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let old = try fixture.resolver().identifier()
+        try withoutSessionBus { try fixture.resolver().reset() }
+        #expect(try fixture.keyringValue() == old, "the keyring could not be reached")
+        let headless = try withoutSessionBus { try fixture.resolver().identifier() }
+        #expect(headless != old)
+        let back = try fixture.resolver().resolve()
+        #expect(back.value == headless)
+        #expect(back.repairs.contains("a pending reset removed the keyring's old identifier"))
+        #expect(try fixture.keyringValue() == headless)
+        #expect(try fixture.resolver().resolve().value == headless)
+    }
+
+    @Test("a corrupt backup while the keyring cannot be reached is an error, not a new identifier")
+    func corruptBackupWithoutKeyring() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let value = try fixture.resolver().identifier()
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: fixture.backupPath))
+        for _ in 0..<2 {
+            guard case .backupUnreadable = identityError({ try withoutSessionBus { try fixture.resolver().resolve() } }) else {
+                Issue.record("expected backupUnreadable")
+                return
+            }
+        }
+        #expect(try fixture.resolver().resolve().value == value)
+    }
+
+    @Test("a configured but dead session bus is not a headless session: nothing is generated")
+    func staleBusIsNotAbsence() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        _ = try fixture.resolver().identifier()
+        try FileManager.default.removeItem(atPath: fixture.backupPath)
+        let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+        setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus", 1)
+        defer { if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) } }
+        // In-process GLib keeps its live connection, so prove the classification directly.
+        #expect(Keyring.isSessionBusConfigured)
+        guard case .failed = IdentifierResolver.classify(.noSessionBus(detail: "stale")) else {
+            Issue.record("a configured bus that fails must count as failed")
+            return
+        }
+    }
+
+    @Test("a read-only pass never moves files: show leaves a corrupt backup where it is")
+    func dryRunDoesNotQuarantine() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        _ = try fixture.resolver().identifier()
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: fixture.backupPath))
+        let dry = try fixture.resolver().dryRun()
+        #expect(dry.conflicts.contains { $0.contains("corrupt") })
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.backupPath)) == Data("garbage".utf8))
+    }
+
+    @Test("the origin survives a backup rewrite, through the keyring item's identity-origin attribute")
+    func originSurvives() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let file = fixture.directory + "/legacy"
+        try "origin-test-id".write(toFile: file, atomically: true, encoding: .utf8)
+        _ = try fixture.resolver(migrations: [.file(file)]).resolve()
+        try FileManager.default.removeItem(atPath: fixture.backupPath)
+        let again = try fixture.resolver().resolve()
+        #expect(again.origin == "migrated from file:\(file)")
+        #expect(try fixture.resolver(keyring: nil).resolve().origin == "migrated from file:\(file)")
+    }
+
+    @Test("Keyring.store replaces only an item with exactly the same attributes")
+    func storeIsExact() throws {
+        try requireTestKeyring()
+        let service = "exact.\(UUID().uuidString)"
+        try Keyring.default.store(Data("wider".utf8), attributes: ["service": service, "username": "bob"], label: "wider")
+        try Keyring.default.store(Data("narrow".utf8), attributes: ["service": service], label: "narrow")
+        try Keyring.default.store(Data("narrow-2".utf8), attributes: ["service": service], label: "narrow")
+        #expect(try Keyring.default.search(["service": service]).count == 2)
+        #expect(try Keyring.default.lookup(["service": service, "username": "bob"]) == Data("wider".utf8))
+    }
+}
