@@ -183,7 +183,12 @@ extension ServiceCall {
     func updateExactly(
         _ attributes: [String: String], secret: Data, contentType: String, label: String
     ) throws(KeyringError) -> Bool {
-        let exact = try search(attributes).filter { $0.attributes == attributes }
+        // gnome-keyring stamps schema-less items with xdg:schema=org.freedesktop.Secret.Generic;
+        // unless the caller names a schema, that stamp is not part of the comparison.
+        let comparable: ([String: String]) -> [String: String] = { item in
+            attributes["xdg:schema"] == nil ? item.filter { $0.key != "xdg:schema" } : item
+        }
+        let exact = try search(attributes).filter { comparable($0.attributes) == attributes }
         guard let item = exact.first(where: { !$0.isLocked }) else {
             if !exact.isEmpty { throw .locked(itemExists: true) }
             return false
@@ -211,3 +216,4 @@ extension ServiceCall {
         return nil
     }
 }
+
