@@ -1,4 +1,7 @@
 internal import CLibSecret
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -47,7 +50,7 @@ public enum AppSpecificMachineID {
     }
 
     private static func machineID(at path: String) throws(Unavailable) -> UUIDBytes {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = readSmallFile(path) else {
             throw Unavailable(reason: "\(path) is missing or unreadable")
         }
         guard let text = String(data: data, encoding: .utf8)?.trimmingWhitespace(), !text.isEmpty else {
@@ -58,5 +61,22 @@ public enum AppSpecificMachineID {
         }
         if id.bytes.allSatisfy({ $0 == 0 }) { throw Unavailable(reason: "\(path) is all zeros") }
         return id
+    }
+
+    /// Reads up to 4 KiB with plain POSIX calls (the machine ID is 33 bytes).
+    private static func readSmallFile(_ path: String) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var count = 0
+        while count < buffer.count {
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if read < 0 && errno == EINTR { continue }
+            guard read >= 0 else { return nil }
+            if read == 0 { break }
+            count += read
+        }
+        return Data(buffer[0..<count])
     }
 }

@@ -30,12 +30,14 @@ public struct GenerationPolicy: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - appKey: the app's 128-bit key, as a UUID (dashed or not, any case).
     ///   - machineIDPath: where to read the machine ID; tests point it elsewhere.
+    /// - Returns: the policy.
     public static func appSpecificMachineID(appKey: String, machineIDPath: String = "/etc/machine-id") -> GenerationPolicy {
         GenerationPolicy(kind: .appSpecificMachineID(appKey: appKey, machineIDPath: machineIDPath))
     }
 
     /// The first of `policies` that is available on this machine.
     /// - Parameter policies: tried in order; an unavailable one falls through to the next.
+    /// - Returns: the policy.
     public static func firstAvailable(_ policies: [GenerationPolicy]) -> GenerationPolicy {
         GenerationPolicy(kind: .firstAvailable(policies))
     }
@@ -45,6 +47,9 @@ public struct GenerationPolicy: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - name: names the policy in provenance and errors.
     ///   - generate: makes a new identifier; throwing makes the policy unavailable.
+    /// - Returns: the policy.
+    /// - Throws: nothing here; the generator's errors, and invalid values, surface from
+    ///   `generate()` as `IdentityError.policyUnavailable`.
     public static func custom(name: String, _ generate: @escaping @Sendable () throws -> String) -> GenerationPolicy {
         GenerationPolicy(kind: .custom(name: name, generate: generate))
     }

@@ -14,27 +14,37 @@ extension IdentifierResolver {
     }
 
     /// Async `identifier()`; served from memory without a thread hop once resolved.
+    /// - Returns: the canonical identifier.
+    /// - Throws: `IdentityError` when no store can answer and absence is not proven.
     public func identifier() async throws(IdentityError) -> String {
         if let cached = cache.value { return cached }
         return try await offload { () throws(IdentityError) in try self.identifier() }
     }
 
-    /// Async `resolve()`; see there.
+    /// Async `resolve()`: reads every store, repairs, and creates only on a proven absence.
+    /// - Returns: the identifier with its provenance, stores, repairs and conflicts.
+    /// - Throws: `IdentityError` when no store can answer and absence is not proven.
     public func resolve() async throws(IdentityError) -> Resolution {
         try await offload { () throws(IdentityError) in try self.resolve() }
     }
 
-    /// Async `refresh()`; see there.
+    /// Async `refresh()`: forgets the in-memory copy and resolves again.
+    /// - Returns: the fresh resolution.
+    /// - Throws: as `resolve()`.
     public func refresh() async throws(IdentityError) -> Resolution {
         try await offload { () throws(IdentityError) in try self.refresh() }
     }
 
-    /// Async `migrate(dryRun:)`; see there.
+    /// Async `migrate(dryRun:)`: adopts a legacy identifier when this scope has none.
+    /// - Parameter dryRun: report without writing or removing anything.
+    /// - Returns: what happened, including rejected sources.
+    /// - Throws: `IdentityError` when a store or a source cannot be read.
     public func migrate(dryRun: Bool = false) async throws(IdentityError) -> MigrationReport {
         try await offload { () throws(IdentityError) in try self.migrate(dryRun: dryRun) }
     }
 
-    /// Async `reset()`; see there.
+    /// Async `reset()`: removes this scope's identifier from every store.
+    /// - Throws: `IdentityError.keyring` when the keyring is locked or does not answer.
     public func reset() async throws(IdentityError) {
         try await offload { () throws(IdentityError) in try self.reset() }
     }

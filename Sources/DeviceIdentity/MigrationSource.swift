@@ -30,6 +30,7 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - attributes: the attributes to match (at least one).
     ///   - removeAfterMigration: delete the item after a verified migration.
+    /// - Returns: the source.
     public static func keyringItem(_ attributes: [String: String], removeAfterMigration: Bool = false) -> MigrationSource {
         MigrationSource(kind: .keyringItem(attributes), removesLegacyCopy: removeAfterMigration)
     }
@@ -39,6 +40,7 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     ///   - identifier: the old wrapper's identifier.
     ///   - accessGroup: the old wrapper's access group.
     ///   - removeAfterMigration: reset the old item after a verified migration.
+    /// - Returns: the source.
     public static func secretStore(identifier: String, accessGroup: String? = nil, removeAfterMigration: Bool = false) -> MigrationSource {
         MigrationSource(kind: .secretStore(identifier: identifier, accessGroup: accessGroup), removesLegacyCopy: removeAfterMigration)
     }
@@ -47,6 +49,7 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - path: the file's path.
     ///   - removeAfterMigration: delete the file after a verified migration.
+    /// - Returns: the source.
     public static func file(_ path: String, removeAfterMigration: Bool = false) -> MigrationSource {
         MigrationSource(kind: .file(path), removesLegacyCopy: removeAfterMigration)
     }
@@ -55,6 +58,7 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     /// it is confidential (machine-id(5)), and storing it in the keyring exposes it to the user's
     /// processes. New apps should use `GenerationPolicy.appSpecificMachineID` instead.
     /// - Parameter path: the machine ID file.
+    /// - Returns: the source.
     public static func machineID(path: String = "/etc/machine-id") -> MigrationSource {
         MigrationSource(kind: .machineID(path), removesLegacyCopy: false)
     }

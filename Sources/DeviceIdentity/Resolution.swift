@@ -39,6 +39,10 @@ public struct Resolution: Sendable, Equatable, CustomStringConvertible {
         case backup
 
         /// Keyring first.
+        /// - Parameters:
+        ///   - lhs: a store.
+        ///   - rhs: another store.
+        /// - Returns: true when `lhs` is the keyring and `rhs` the backup.
         public static func < (lhs: Store, rhs: Store) -> Bool { lhs == .keyring && rhs == .backup }
     }
 

@@ -155,6 +155,7 @@ public struct Keyring: Sendable {
 
     /// Reports whether the Secret Service answers, which program provides it, and whether the
     /// default collection exists and is locked. Never throws: problems are in `problem`.
+    /// - Returns: the status of the service and its default collection.
     public func status() -> ServiceStatus {
         var status = ServiceStatus(
             isReachable: false, provider: nil, hasDefaultCollection: false, isLocked: false,
