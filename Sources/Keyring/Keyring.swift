@@ -50,7 +50,7 @@ public struct Keyring: Sendable {
     func lookup(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
         return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
-            try call.readFirst(try call.search(attributes))?.bytes
+            try call.lookup(attributes)
         }
     }
 
@@ -180,6 +180,18 @@ public struct Keyring: Sendable {
 }
 
 extension ServiceCall {
+    /// The secret of the oldest readable match. A single unlocked match (the usual case) is read
+    /// with SearchItems + GetSecrets, as libsecret's own lookup does; only several matches, or
+    /// locked ones, need each item's properties to choose.
+    func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
+        if let paths = try searchPaths(attributes), paths.unlocked.count == 1, paths.locked.isEmpty,
+            let (bytes, _) = try secret(at: paths.unlocked[0])
+        {
+            return bytes
+        }
+        return try readFirst(try search(attributes))?.bytes
+    }
+
     /// Updates the item whose attributes are exactly `attributes`; false when there is none.
     func updateExactly(
         _ attributes: [String: String], secret: Data, contentType: String, label: String

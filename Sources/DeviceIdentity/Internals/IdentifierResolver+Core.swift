@@ -50,6 +50,16 @@ extension IdentifierResolver {
         }
     }
 
+    /// The common case, cheaply: the keyring's value by lookup alone (no item properties), when
+    /// the backup already holds the same value. Nil means "read it all".
+    func readAgreeingStores() -> (String, BackupRecord)? {
+        guard let keyring, case .present(let record) = readBackup(quarantine: false) else { return nil }
+        guard let bytes = try? keyring.lookup(scope.keyringAttributes),
+            case .success(let value) = IdentifierText.normalize(bytes), value == record.identifier
+        else { return nil }
+        return (value, record)
+    }
+
     func readKeyring() -> KeyringReading {
         guard let keyring else { return .notUsed }
         do {
@@ -71,6 +81,14 @@ extension IdentifierResolver {
     /// there. Repairs and creation happen under the lock, after reading every store again.
     func run(_ mode: Mode) throws(IdentityError) -> MigrationReport {
         if !(backup?.hasPendingReset ?? false) {
+            if let (value, record) = readAgreeingStores() {
+                let resolution = Resolution(
+                    value: value, provenance: .keyring, origin: record.origin, createdAt: record.created,
+                    storedIn: [.keyring, .backup], repairs: [], conflicts: [], keyringProblem: nil, isDryRun: !mode.writes)
+                return MigrationReport(
+                    outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
+                    resolution: resolution, rejected: [], legacyRemoved: false)
+            }
             var notes = Notes()
             if let existing = try settle(readKeyring(), readBackup(quarantine: false), writes: false, dryRun: !mode.writes, notes: &notes),
                 !existing.needsRepair || !mode.writes

@@ -34,6 +34,22 @@ extension ServiceCall {
         return items.sorted { ($0.created ?? .distantPast, $0.objectPath) < ($1.created ?? .distantPast, $1.objectPath) }
     }
 
+    /// The object paths of matching items, unlocked and locked: one SearchItems call.
+    func searchPaths(_ attributes: [String: String]) throws(KeyringError) -> (unlocked: [String], locked: [String])? {
+        let table = makeTable(attributes)
+        defer { g_hash_table_unref(table) }
+        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+        _ = try throwingGError {
+            secret_service_search_for_dbus_paths_sync(service, nil, table, cancellable, &unlocked, &locked, $0)
+        }
+        defer {
+            g_strfreev(unlocked)
+            g_strfreev(locked)
+        }
+        return (Self.strings(unlocked), Self.strings(locked))
+    }
+
     /// The item's attributes, label and dates, or nil when it no longer exists.
     func properties(at path: String, isLocked: Bool) throws(KeyringError) -> KeyringItem? {
         let proxy = kr_service_proxy(service)
