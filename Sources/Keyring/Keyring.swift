@@ -184,7 +184,8 @@ extension ServiceCall {
     /// with SearchItems + GetSecrets, as libsecret's own lookup does; only several matches, or
     /// locked ones, need each item's properties to choose.
     func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
-        if let paths = try searchPaths(attributes), paths.unlocked.count == 1, paths.locked.isEmpty,
+        let paths = try searchPaths(attributes)
+        if paths.unlocked.count == 1, paths.locked.isEmpty,
             let (bytes, _) = try secret(at: paths.unlocked[0])
         {
             return bytes

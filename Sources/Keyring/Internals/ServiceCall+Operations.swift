@@ -13,20 +13,10 @@ extension ServiceCall {
     /// One SearchItems call, then one Properties.GetAll per match, sent straight on the connection:
     /// libsecret's SecretItem proxies would add a name-owner lookup and activation check per item.
     func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
-        let table = makeTable(attributes)
-        defer { g_hash_table_unref(table) }
-        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-        _ = try throwingGError {
-            secret_service_search_for_dbus_paths_sync(service, nil, table, cancellable, &unlocked, &locked, $0)
-        }
-        defer {
-            g_strfreev(unlocked)
-            g_strfreev(locked)
-        }
+        let paths = try searchPaths(attributes)
         var items: [KeyringItem] = []
-        for (paths, isLocked) in [(unlocked, false), (locked, true)] {
-            for path in Self.strings(paths) {
+        for (list, isLocked) in [(paths.unlocked, false), (paths.locked, true)] {
+            for path in list {
                 // An item deleted between the search and this call is simply not there any more.
                 if let item = try properties(at: path, isLocked: isLocked) { items.append(item) }
             }
@@ -35,7 +25,7 @@ extension ServiceCall {
     }
 
     /// The object paths of matching items, unlocked and locked: one SearchItems call.
-    func searchPaths(_ attributes: [String: String]) throws(KeyringError) -> (unlocked: [String], locked: [String])? {
+    func searchPaths(_ attributes: [String: String]) throws(KeyringError) -> (unlocked: [String], locked: [String]) {
         let table = makeTable(attributes)
         defer { g_hash_table_unref(table) }
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
