@@ -269,6 +269,26 @@ struct IdentityCommandTests {
         }
     }
 
+    @Test("a hung daemon: --timeout applies; get serves the backup (0), a new app is 75, reset is 75")
+    func hungDaemon() throws {
+        try Idtool.requireTestKeyring()
+        let app = Self.newApp()
+        let value = try Idtool.run(["get", "--app", app]).stdoutText
+        let pid = try #require(pid_t(try Idtool.keyringCtl("pid").stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        let served = try Idtool.run(["get", "--app", app, "--timeout", "1"])
+        #expect(served.status == 0)
+        #expect(served.stdoutText == value)
+        served.expectOneLineError(hiding: [value.trimmingCharacters(in: .newlines)], containing: "did not answer")
+        let fresh = try Idtool.run(["get", "--app", Self.newApp(), "--timeout", "1"])
+        #expect(fresh.status == 75)
+        #expect(fresh.stdout.isEmpty)
+        #expect(try Idtool.run(["reset", "--app", app, "--timeout", "1"]).status == 75)
+        kill(pid, SIGCONT)
+        #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
+    }
+
     @Test("migrate maps a bad attribute source to 65 and a locked keyring to 75")
     func migrateErrorCodes() throws {
         try Idtool.requireTestKeyring()
