@@ -16,7 +16,10 @@ enum IdentityCommands {
             case .get(let app, let vendor, let json, let timeout):
                 let resolution = try resolver(app: app, vendor: vendor, timeout: timeout).resolve()
                 printNotices(resolution)
-                Output.print(json ? self.json(resolution).serialized + "\n" : resolution.value + "\n")
+                guard Output.print(json ? self.json(resolution).serialized + "\n" : resolution.value + "\n") else {
+                    Output.error("cannot write to stdout: check where the output goes")
+                    return ExitCode.software.rawValue
+                }
                 return ExitCode.ok.rawValue
             case .show(let app, let vendor, let json, let timeout):
                 return show(try resolver(app: app, vendor: vendor, timeout: timeout), json: json)

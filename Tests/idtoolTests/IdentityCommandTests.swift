@@ -289,6 +289,20 @@ struct IdentityCommandTests {
         #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
     }
 
+    @Test("a closed stdout is an internal error (70) with a one-line message, for get and item get")
+    func closedStdout() throws {
+        try Idtool.requireTestKeyring()
+        let binary = try #require(Idtool.binary)
+        let id = Idtool.uniqueIdentifier()
+        #expect(try Idtool.run(["item", "set", id], stdin: Data("v".utf8)).status == 0)
+        for arguments in ["get --app \(Self.newApp())", "item get \(id)"] {
+            let run = try Idtool.runProgram(URL(fileURLWithPath: "/bin/sh"), ["-c", "exec \"$0\" \(arguments) >&-", binary.path],
+                                            environment: Idtool.baseEnvironment)
+            #expect(run.status == 70, "\(arguments): \(run.stderr)")
+            run.expectOneLineError(containing: "stdout")
+        }
+    }
+
     @Test("migrate maps a bad attribute source to 65 and a locked keyring to 75")
     func migrateErrorCodes() throws {
         try Idtool.requireTestKeyring()
