@@ -103,6 +103,22 @@ struct ConsistencyTests {
         #expect(try fixture.resolver(keyring: nil).resolve().origin == "migrated from file:\(file)")
     }
 
+    @Test("temp files of writers that died are removed on the next write; a live writer's is kept")
+    func staleTemporariesRemoved() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        _ = try fixture.resolver().identifier()
+        let dead = try run("/bin/sh", ["-c", "echo $$"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let stale = fixture.backupPath + ".tmp-\(dead)-1"
+        let live = fixture.backupPath + ".tmp-\(getpid())-2"
+        for file in [stale, live] { try "partial".write(toFile: file, atomically: false, encoding: .utf8) }
+        try FileManager.default.removeItem(atPath: fixture.backupPath)
+        _ = try fixture.resolver().resolve()  // rewrites the backup
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        #expect(FileManager.default.fileExists(atPath: live))
+        try FileManager.default.removeItem(atPath: live)
+    }
+
     @Test("Keyring.store replaces only an item with exactly the same attributes")
     func storeIsExact() throws {
         try requireTestKeyring()

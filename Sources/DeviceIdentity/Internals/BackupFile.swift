@@ -117,6 +117,7 @@ struct BackupFile: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         guard var data = try? encoder.encode(record) else { throw unwritable("the record could not be encoded") }
         data.append(UInt8(ascii: "\n"))
+        removeStaleTemporaries()
         var randomSuffix = SystemRandomNumberGenerator()
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: .min ... .max, using: &randomSuffix))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -147,6 +148,17 @@ struct BackupFile: Sendable {
         if directoryFD >= 0 {
             fsync(directoryFD)
             close(directoryFD)
+        }
+    }
+
+    /// Deletes temp files left by writers that died mid-write (their pid no longer exists).
+    /// A live writer's file, or one whose pid was reused, is left alone.
+    func removeStaleTemporaries() {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        let prefix = path.lastComponent + ".tmp-"
+        for name in entries where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + name) }
         }
     }
 
