@@ -156,14 +156,25 @@ public struct IdentifierResolver: Sendable {
     ///   (then nothing is removed).
     public func reset() throws(IdentityError) {
         try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) in
-            var reachedKeyring = keyring == nil
+            // Marker first: if anything below fails or the process dies, the old identifier stays
+            // void (the marker records its checksum) instead of being restored from a leftover copy.
+            let hadPending = backup?.hasPendingReset ?? false
+            if keyring != nil, let backup {
+                var void: String?
+                if case .present(let record) = backup.read(quarantine: false) { void = record.checksum }
+                try backup.markPendingReset(voidChecksum: void ?? backup.pendingResetChecksum())
+            }
+            var reachedKeyring = false
             if let keyring {
                 do throws(KeyringError) {
                     try keyring.delete(scope.keyringAttributes)
                     reachedKeyring = true
                 } catch {
-                    guard case .unavailable = Self.classify(error), let backup else { throw .keyring(error) }
-                    try backup.markPendingReset()
+                    guard case .unavailable = Self.classify(error), backup != nil else {
+                        // Nothing was removed: take back a marker this call wrote.
+                        if !hadPending { try? backup?.clearPendingReset() }
+                        throw .keyring(error)
+                    }
                 }
             }
             try backup?.delete()

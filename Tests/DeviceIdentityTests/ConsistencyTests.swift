@@ -47,6 +47,45 @@ struct ConsistencyTests {
         #expect(try fixture.resolver().resolve().value == headless)
     }
 
+    @Test("while a reset is pending, a dry run still sees the headless identifier")
+    func dryRunDuringPendingReset() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        _ = try fixture.resolver().identifier()
+        try withoutSessionBus { try fixture.resolver().reset() }
+        let headless = try withoutSessionBus { try fixture.resolver().identifier() }
+        let shown = try fixture.resolver().dryRun()
+        #expect(shown.value == headless)
+        #expect(shown.provenance == .backup)
+    }
+
+    @Test("a reset interrupted after the keyring step never brings the old identifier back")
+    func interruptedReset() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let old = try fixture.resolver().identifier()
+        let saved = try Data(contentsOf: URL(fileURLWithPath: fixture.backupPath))
+        try fixture.resolver().reset()
+        // Simulate a crash between the keyring step and the backup step: the old backup is back,
+        // with the marker the reset writes first.
+        try saved.write(to: URL(fileURLWithPath: fixture.backupPath))
+        let record = try JSONSerialization.jsonObject(with: saved) as? [String: Any]
+        try (record?["checksum"] as? String ?? "").write(toFile: fixture.backupPath + ".reset-pending", atomically: true, encoding: .utf8)
+        let next = try fixture.resolver().resolve()
+        #expect(next.value != old)
+        #expect(next.provenance == .generated(policy: "randomUUID"))
+    }
+
+    @Test("a resolver without a keyring never clears another's pending reset")
+    func backupOnlyResetKeepsMarker() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let old = try fixture.resolver().identifier()
+        try withoutSessionBus { try fixture.resolver().reset() }
+        try fixture.resolver(keyring: nil).reset()
+        #expect(try fixture.resolver().resolve().value != old)
+    }
+
     @Test("a corrupt backup while the keyring cannot be reached is an error, not a new identifier")
     func corruptBackupWithoutKeyring() throws {
         try requireTestKeyring()

@@ -196,12 +196,21 @@ struct BackupFile: Sendable {
 
     var hasPendingReset: Bool { access(pendingResetPath, F_OK) == 0 }
 
-    func markPendingReset() throws(IdentityError) {
+    /// Records a reset. `voidChecksum` is the checksum of the identifier the reset removes (never
+    /// the identifier itself), so a backup still holding it is known to be void.
+    func markPendingReset(voidChecksum: String?) throws(IdentityError) {
         try ensureDirectory()
-        let fd = open(pendingResetPath, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = open(pendingResetPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw unwritable(Errno.text(errno)) }
-        fsync(fd)
-        close(fd)
+        defer { close(fd) }
+        let text = Array((voidChecksum ?? "").utf8)
+        guard Glibc.write(fd, text, text.count) == text.count, fsync(fd) == 0 else { throw unwritable(Errno.text(errno)) }
+    }
+
+    /// The checksum recorded by `markPendingReset`, or nil.
+    func pendingResetChecksum() -> String? {
+        guard let data = FileManager.default.contents(atPath: pendingResetPath), !data.isEmpty else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 
     func clearPendingReset() throws(IdentityError) {

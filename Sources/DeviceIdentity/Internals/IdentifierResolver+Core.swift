@@ -99,13 +99,22 @@ extension IdentifierResolver {
             }
             if !mode.writes { return try create(keyringReading: readKeyring(), mode: mode, notes: notes) }
         } else if !mode.writes {
-            return try create(keyringReading: .absent, mode: mode, notes: Notes(conflicts: ["a reset is pending"]))
+            var notes = Notes(conflicts: ["a reset is pending"])
+            let keyringNow = Self.classifyPending(readKeyring())
+            if let existing = try settle(keyringNow, voidingPendingReset(readBackup(quarantine: false)), writes: false, dryRun: true, notes: &notes) {
+                return MigrationReport(
+                    outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
+                    resolution: existing, rejected: [], legacyRemoved: false)
+            }
+            return try create(keyringReading: keyringNow, mode: mode, notes: notes)
         }
         return try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) -> MigrationReport in
             var notes = Notes()
             try applyPendingReset(notes: &notes)
-            let keyringNow = backup?.hasPendingReset == true ? Self.classifyPending(readKeyring()) : readKeyring()
-            if let existing = try settle(keyringNow, readBackup(quarantine: true), writes: true, dryRun: false, notes: &notes) {
+            let pending = backup?.hasPendingReset == true
+            let keyringNow = pending ? Self.classifyPending(readKeyring()) : readKeyring()
+            let backupNow = pending ? voidingPendingReset(readBackup(quarantine: true)) : readBackup(quarantine: true)
+            if let existing = try settle(keyringNow, backupNow, writes: true, dryRun: false, notes: &notes) {
                 return MigrationReport(
                     outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
                     resolution: existing, rejected: [], legacyRemoved: false)
@@ -123,8 +132,19 @@ extension IdentifierResolver {
             if case .failed = Self.classify(error) { throw .keyring(error) }
             return  // still unreachable: the reset stays pending, and the keyring's content is ignored
         }
+        // A backup still holding the reset identifier (a reset interrupted between its steps) is void too.
+        let current = backup.read(quarantine: false)
+        if case .present = current, voidingPendingReset(current) == .absent { try backup.delete() }
         try backup.clearPendingReset()
         notes.repairs.append("a pending reset removed the keyring's old identifier")
+    }
+
+    /// A backup that still holds the identifier a pending reset removed reads as absent.
+    func voidingPendingReset(_ state: BackupState) -> BackupState {
+        guard case .present(let record) = state, let void = backup?.pendingResetChecksum(), record.checksum == void else {
+            return state
+        }
+        return .absent
     }
 
     /// While a reset is pending (the keyring was unreachable), the keyring's old value is void.

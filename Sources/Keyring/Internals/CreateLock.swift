@@ -11,9 +11,12 @@ enum CreateLock {
         let fd = openLockFile()
         defer { if fd >= 0 { close(fd) } }  // closing releases the lock
         if fd >= 0 {
-            // Bounded wait: a creation takes milliseconds; a stuck holder must not hang us.
+            // Bounded wait: a creation takes milliseconds. A holder stuck for 5 s is reported as a
+            // timeout rather than raced (going ahead unlocked could create a second item).
             var waited: UInt32 = 0
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EINTR) && waited < 5_000_000 {
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else { break }
+                if waited >= 5_000_000 { throw .timedOut(seconds: 5) }
                 usleep(2000)
                 waited += 2000
             }

@@ -12,6 +12,8 @@ import Synchronization
 /// A read therefore checks for signals after its GetSecrets reply and falls back to a full
 /// search if any arrived.
 ///
+/// It is used only with gnome-keyring, whose signals the tests verify.
+///
 /// All state is touched only inside `ServiceCall.run`, which holds the process-wide gate.
 enum ItemPathCache {
     private struct State: ~Copyable {
@@ -21,6 +23,9 @@ enum ItemPathCache {
         /// The subscribed connection, as an address: the Mutex may only hold values it owns.
         var connectionAddress: UInt = 0
         var seenSignals: UInt64 = 0
+        /// Only for providers whose signals were verified (gnome-keyring): with a provider that
+        /// misses ItemDeleted/ItemCreated, a reused path could name another item.
+        var enabled = false
     }
 
     private static let state = Mutex(State())
@@ -33,7 +38,10 @@ enum ItemPathCache {
         guard let connection = g_dbus_proxy_get_connection(proxy) else { return 0 }
         return state.withLock { state in
             let address = UInt(bitPattern: Int(bitPattern: UnsafeMutableRawPointer(connection)))
-            if state.connectionAddress != address { subscribe(&state, address) }
+            if state.connectionAddress != address {
+                subscribe(&state, address)
+                state.enabled = call.providerName() == "gnome-keyring-daemon"
+            }
             while g_main_context_iteration(state.context, 0) != 0 {}
             let now = signals.load(ordering: .acquiring)
             if now != state.seenSignals {
@@ -45,14 +53,14 @@ enum ItemPathCache {
     }
 
     static func path(for key: String) -> String? {
-        state.withLock { $0.entries[key] }
+        state.withLock { $0.enabled ? $0.entries[key] : nil }
     }
 
     /// Remembers `path` for `key`, unless a signal arrived since `signalCount` was taken.
     static func remember(_ path: String, for key: String, ifNoSignalsSince signalCount: UInt64) {
         state.withLock { state in
             while g_main_context_iteration(state.context, 0) != 0 {}
-            guard signals.load(ordering: .acquiring) == signalCount else { return }
+            guard state.enabled, signals.load(ordering: .acquiring) == signalCount else { return }
             state.entries[key] = path
         }
     }
