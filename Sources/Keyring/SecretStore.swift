@@ -174,7 +174,7 @@ extension SecretStore {
     /// no Secret Service signal has arrived since; else by a full search.
     func readValue(_ call: borrowing ServiceCall) throws(KeyringError) -> Data? {
         let signalCount = ItemPathCache.synchronize(call)
-        if let path = ItemPathCache.path(for: cacheKey) {
+        if let path = ItemPathCache.path(for: cacheKey, call) {
             if let (bytes, _) = try call.secretIfReadable(at: path), ItemPathCache.isQuiet(since: signalCount) {
                 return bytes
             }

@@ -25,7 +25,8 @@ enum ItemPathCache {
         var seenSignals: UInt64 = 0
         /// Only for providers whose signals were verified (gnome-keyring): with a provider that
         /// misses ItemDeleted/ItemCreated, a reused path could name another item.
-        var enabled = false
+        /// Decided on the first cache hit, so a process that reads once never asks.
+        var enabled: Bool?
     }
 
     private static let state = Mutex(State())
@@ -40,7 +41,7 @@ enum ItemPathCache {
             let address = UInt(bitPattern: Int(bitPattern: UnsafeMutableRawPointer(connection)))
             if state.connectionAddress != address {
                 subscribe(&state, address)
-                state.enabled = call.providerName() == "gnome-keyring-daemon"
+                state.enabled = nil
             }
             while g_main_context_iteration(state.context, 0) != 0 {}
             let now = signals.load(ordering: .acquiring)
@@ -52,15 +53,19 @@ enum ItemPathCache {
         }
     }
 
-    static func path(for key: String) -> String? {
-        state.withLock { $0.enabled ? $0.entries[key] : nil }
+    static func path(for key: String, _ call: borrowing ServiceCall) -> String? {
+        state.withLock { state in
+            guard let path = state.entries[key] else { return nil }
+            if state.enabled == nil { state.enabled = call.providerName() == "gnome-keyring-daemon" }
+            return state.enabled == true ? path : nil
+        }
     }
 
     /// Remembers `path` for `key`, unless a signal arrived since `signalCount` was taken.
     static func remember(_ path: String, for key: String, ifNoSignalsSince signalCount: UInt64) {
         state.withLock { state in
             while g_main_context_iteration(state.context, 0) != 0 {}
-            guard state.enabled, signals.load(ordering: .acquiring) == signalCount else { return }
+            guard state.enabled != false, signals.load(ordering: .acquiring) == signalCount else { return }
             state.entries[key] = path
         }
     }
