@@ -20,17 +20,10 @@ static inline void kr_string_table_insert(GHashTable *table, const char *key, co
 
 static inline GDBusProxy *kr_service_proxy(SecretService *service) { return G_DBUS_PROXY(service); }
 static inline GDBusProxy *kr_item_proxy(SecretItem *item) { return G_DBUS_PROXY(item); }
-static inline GDBusProxy *kr_collection_proxy(SecretCollection *collection) { return G_DBUS_PROXY(collection); }
 
 static inline GQuark kr_io_error_quark(void) { return G_IO_ERROR; }
 static inline GQuark kr_dbus_error_quark(void) { return G_DBUS_ERROR; }
 static inline GQuark kr_secret_error_quark(void) { return SECRET_ERROR; }
-
-/// Unrefs a GObject given as an untyped pointer (Swift sees each GObject type separately).
-static inline void kr_object_unref(void *object) { if (object) g_object_unref(object); }
-
-/// Frees a GList of GObjects and the objects themselves.
-static inline void kr_object_list_free(GList *list) { g_list_free_full(list, g_object_unref); }
 
 /// `("s")` tuple for a one-string D-Bus call (g_variant_new is variadic).
 static inline GVariant *kr_variant_string_tuple(const char *value) {

@@ -95,7 +95,7 @@ public struct Keyring: Sendable {
             if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
             try CreateLock.withLock { () throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
-                try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType, replace: false)
+                try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
             }
         }
     }
@@ -126,15 +126,7 @@ public struct Keyring: Sendable {
     public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
         try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
             if item.isLocked { throw .locked(itemExists: true) }
-            guard let current = try call.properties(at: item.objectPath, isLocked: false) else { return nil }
-            if current.isLocked { throw .locked(itemExists: true) }
-            guard let secret = try call.secret(at: item.objectPath) else {
-                // Gone, or locked since the search: ask which.
-                guard let now = try call.properties(at: item.objectPath, isLocked: false) else { return nil }
-                if now.isLocked { throw .locked(itemExists: true) }
-                throw .serviceFailure(domain: "libsecret", code: -1, message: "the service returned no secret for an unlocked item")
-            }
-            return secret.bytes
+            return try call.secretOfExistingItem(at: item.objectPath)?.bytes
         }
     }
 
@@ -143,8 +135,12 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked` when its collection is locked, or another `KeyringError`.
     public func delete(item: KeyringItem) throws(KeyringError) {
         try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
-            guard try call.properties(at: item.objectPath, isLocked: false) != nil else { return }
-            try call.deleteItem(at: item.objectPath)
+            do throws(KeyringError) {
+                try call.deleteItem(at: item.objectPath)
+            } catch {
+                // Only an item that is really gone makes a failed delete a success.
+                if try call.properties(at: item.objectPath, isLocked: false) != nil { throw error }
+            }
         }
     }
 
@@ -163,12 +159,12 @@ public struct Keyring: Sendable {
         do {
             try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
                 // Reachable only once the daemon has answered a call (a stopped daemon has not).
-                let label = try call.defaultCollectionLabel()
+                let collection = try call.defaultCollectionState()
                 status.isReachable = true
                 status.provider = call.providerName()
-                status.defaultCollectionLabel = label
-                status.hasDefaultCollection = label != nil
-                status.isLocked = try call.defaultCollectionLocked() ?? false
+                status.defaultCollectionLabel = collection?.label
+                status.hasDefaultCollection = collection != nil
+                status.isLocked = collection?.locked ?? false
             }
             if !status.hasDefaultCollection { status.problem = .noDefaultCollection }
             else if status.isLocked { status.problem = .locked(itemExists: false) }
@@ -217,17 +213,10 @@ extension ServiceCall {
     func readFirst(_ items: [KeyringItem]) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
         var remaining = items
         for item in items where !item.isLocked {
-            if let (bytes, contentType) = try secret(at: item.objectPath) { return (item, bytes, contentType) }
-            guard let now = try properties(at: item.objectPath, isLocked: false) else {
-                remaining.removeAll { $0.objectPath == item.objectPath }
-                continue
-            }
-            if now.isLocked { throw .locked(itemExists: true) }
-            throw .serviceFailure(domain: "libsecret", code: -1, message: "the service returned no secret for an unlocked item")
+            if let (bytes, contentType) = try secretOfExistingItem(at: item.objectPath) { return (item, bytes, contentType) }
+            remaining.removeAll { $0.objectPath == item.objectPath }
         }
-        if remaining.contains(where: \.isLocked) { throw .locked(itemExists: true) }
-        if try defaultCollectionLocked() == true { throw .locked(itemExists: false) }
+        try throwIfLockedMiss(remaining)
         return nil
     }
 }
-

@@ -159,8 +159,7 @@ extension SecretStore {
             if key == .valueData { return try readValue(call) }
             let items = try call.search(searchAttributes).filter(owns)
             guard let item = items.first(where: { !$0.isLocked }) else {
-                if !items.isEmpty { throw .locked(itemExists: true) }
-                if try call.defaultCollectionLocked() == true { throw .locked(itemExists: false) }
+                try call.throwIfLockedMiss(items)
                 return nil
             }
             switch key {
@@ -236,9 +235,9 @@ extension SecretStore {
         case (.label, .text(let text)): label = text
         case (_, .text(let text)): attributes[key.attributeName] = text
         }
-        // No replace flag: gnome-keyring replaces any item whose attributes include these, which
-        // would swallow a grouped item when creating the ungrouped one. The create lock prevents twins.
-        try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1, replace: false)
+        // createItem never replaces (that would swallow a grouped item when creating the ungrouped
+        // one); the create lock prevents twins.
+        try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1)
     }
 
     func reset(cancellation: Cancellation?) throws(KeyringError) {

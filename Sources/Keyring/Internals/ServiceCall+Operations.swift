@@ -131,54 +131,64 @@ extension ServiceCall {
         }
     }
 
-    /// The default collection's lock state, or nil when there is no default collection.
-    func defaultCollectionLocked() throws(KeyringError) -> Bool? {
-        try withDefaultCollection { collection in secret_collection_get_locked(collection) != 0 }
+    /// The secret at `path`; nil when the item no longer exists. When the service returns no
+    /// secret for an item that still exists, the item is locked.
+    func secretOfExistingItem(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
+        if let secret = try secret(at: path) { return secret }
+        guard let now = try properties(at: path, isLocked: false) else { return nil }
+        if now.isLocked { throw .locked(itemExists: true) }
+        throw .serviceFailure(domain: "libsecret", code: -1, message: "the service returned no secret for an unlocked item")
     }
 
-    /// The label of the default collection, or nil when there is none.
-    func defaultCollectionLabel() throws(KeyringError) -> String? {
-        try withDefaultCollection { collection in
-            guard let label = secret_collection_get_label(collection) else { return "" }
+    /// For a read that found no readable item: locked matches, or a miss in a locked default
+    /// collection, throw `.locked`, so a locked keyring never reads as empty.
+    func throwIfLockedMiss(_ matches: [KeyringItem]) throws(KeyringError) {
+        if matches.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+        if try defaultCollectionState()?.locked == true { throw .locked(itemExists: false) }
+    }
+
+    /// The default collection's label and lock state, or nil when there is no default collection.
+    func defaultCollectionState() throws(KeyringError) -> (label: String, locked: Bool)? {
+        try withDefaultCollection { collection throws(KeyringError) in
+            let label = secret_collection_get_label(collection)
             defer { g_free(label) }
-            return String(cString: label)
+            return (label.map { String(cString: $0) } ?? "", secret_collection_get_locked(collection) != 0)
         }
     }
 
-    private func withDefaultCollection<T>(_ body: (UnsafeMutablePointer<SecretCollection>) -> T) throws(KeyringError) -> T? {
+    private func withDefaultCollection<T>(
+        _ body: (UnsafeMutablePointer<SecretCollection>) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T? {
         let collection = try throwingGError {
             secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, $0)
         }
         guard let collection else { return nil }
         defer { g_object_unref(collection) }
-        return body(collection)
+        return try body(collection)
     }
 
-    /// Creates an item in the default collection. With `replace`, an item with exactly these
-    /// attributes is updated instead. Returns the new item's object path.
+    /// Creates an item in the default collection. It never uses libsecret's replace flag, which
+    /// would also overwrite items whose attributes merely include these. Returns its object path.
     @discardableResult
     func createItem(
-        attributes: [String: String], label: String, secret: Data, contentType: String, replace: Bool
+        attributes: [String: String], label: String, secret: Data, contentType: String
     ) throws(KeyringError) -> String {
-        let collection = try throwingGError {
-            secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, $0)
+        let path = try withDefaultCollection { collection throws(KeyringError) -> String in
+            if secret_collection_get_locked(collection) != 0 { throw .locked(itemExists: false) }
+            let table = makeTable(attributes)
+            defer { g_hash_table_unref(table) }
+            let value = makeValue(secret, contentType: contentType)
+            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+            let item = try throwingGError {
+                secret_item_create_sync(collection, nil, table, label, value, SECRET_ITEM_CREATE_NONE, cancellable, $0)
+            }
+            guard let item else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the service created no item") }
+            defer { g_object_unref(item) }
+            return String(cString: g_dbus_proxy_get_object_path(kr_item_proxy(item)))
         }
-        // Without this check libsecret would ask the service to create a collection, which prompts.
-        guard let collection else { throw .noDefaultCollection }
-        defer { g_object_unref(collection) }
-        if secret_collection_get_locked(collection) != 0 { throw .locked(itemExists: false) }
-
-        let table = makeTable(attributes)
-        defer { g_hash_table_unref(table) }
-        let value = makeValue(secret, contentType: contentType)
-        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-        let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
-        let item = try throwingGError {
-            secret_item_create_sync(collection, nil, table, label, value, flags, cancellable, $0)
-        }
-        guard let item else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the service created no item") }
-        defer { g_object_unref(item) }
-        return String(cString: g_dbus_proxy_get_object_path(kr_item_proxy(item)))
+        // Without a default collection libsecret would ask the service to create one, which prompts.
+        guard let path else { throw .noDefaultCollection }
+        return path
     }
 
     /// Changes the parts of an existing item that are given; the others stay as they are.
