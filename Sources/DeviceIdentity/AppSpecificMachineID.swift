@@ -1,7 +1,4 @@
 internal import CLibSecret
-#if canImport(Glibc)
-import Glibc
-#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -50,7 +47,8 @@ public enum AppSpecificMachineID {
     }
 
     private static func machineID(at path: String) throws(Unavailable) -> UUIDBytes {
-        guard let data = readSmallFile(path) else {
+        // The machine ID is 33 bytes; 4 KiB is plenty.
+        guard case .success(let contents) = FileReading.contents(of: path, limit: 4096), let data = contents else {
             throw Unavailable(reason: "\(path) is missing or unreadable")
         }
         guard let text = String(data: data, encoding: .utf8)?.trimmingWhitespace(), !text.isEmpty else {
@@ -61,22 +59,5 @@ public enum AppSpecificMachineID {
         }
         if id.bytes.allSatisfy({ $0 == 0 }) { throw Unavailable(reason: "\(path) is all zeros") }
         return id
-    }
-
-    /// Reads up to 4 KiB with plain POSIX calls (the machine ID is 33 bytes).
-    private static func readSmallFile(_ path: String) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var count = 0
-        while count < buffer.count {
-            let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if read < 0 && errno == EINTR { continue }
-            guard read >= 0 else { return nil }
-            if read == 0 { break }
-            count += read
-        }
-        return Data(buffer[0..<count])
     }
 }

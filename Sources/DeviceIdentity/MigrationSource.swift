@@ -138,24 +138,10 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     }
 
     private func readFile(_ path: String) throws(IdentityError) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw unreadable(Errno.text(errno))
-        }
-        defer { close(fd) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = Glibc.read(fd, &buffer, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw unreadable(Errno.text(errno))
-            }
-            if count == 0 { return data }
-            data.append(contentsOf: buffer[0..<count])
-            // Anything this long is rejected anyway; stop reading huge files.
-            if data.count > 64 * 1024 { return data }
+        // Anything over 64 KiB is rejected anyway; a huge file is not read to the end.
+        switch FileReading.contents(of: path, limit: 64 * 1024) {
+        case .success(let data): return data
+        case .failure(let failure): throw unreadable(failure.text)
         }
     }
 

@@ -83,18 +83,12 @@ struct BackupFile: Sendable {
         if (info.st_mode & S_IFMT) != S_IFREG { return self.quarantine(moving: moveAside, because: "it is not a regular file") }
         if info.st_uid != geteuid() { return self.quarantine(moving: moveAside, because: "it is owned by another user") }
         if info.st_size > Self.maximumSize { return self.quarantine(moving: moveAside, because: "it is \(info.st_size) bytes, over the \(Self.maximumSize)-byte limit") }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let count = Glibc.read(fd, &buffer, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .unreadable(reason: Errno.text(errno))
-            }
-            if count == 0 { break }
-            data.append(contentsOf: buffer[0..<count])
-            if data.count > Self.maximumSize { return self.quarantine(moving: moveAside, because: "it grew past the size limit") }
+        let data: Data
+        switch FileReading.readAll(fd, limit: Self.maximumSize) {
+        case .success(let read): data = read
+        case .failure(let failure): return .unreadable(reason: failure.text)
         }
+        if data.count > Self.maximumSize { return self.quarantine(moving: moveAside, because: "it grew past the size limit") }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         guard let record = try? decoder.decode(BackupRecord.self, from: data) else {
