@@ -80,47 +80,47 @@ extension IdentifierResolver {
     /// Shared by every mode. The first reading takes no lock and writes nothing; most runs end
     /// there. Repairs and creation happen under the lock, after reading every store again.
     func run(_ mode: Mode) throws(IdentityError) -> MigrationReport {
-        if !(backup?.hasPendingReset ?? false) {
-            if let (value, record) = readAgreeingStores() {
-                let resolution = Resolution(
-                    value: value, provenance: .keyring, origin: record.origin, createdAt: record.created,
-                    storedIn: [.keyring, .backup], repairs: [], conflicts: [], keyringProblem: nil, isDryRun: !mode.writes)
-                return MigrationReport(
-                    outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
-                    resolution: resolution, rejected: [], legacyRemoved: false)
-            }
-            var notes = Notes()
-            if let existing = try settle(readKeyring(), readBackup(quarantine: false), writes: false, dryRun: !mode.writes, notes: &notes),
-                !existing.needsRepair || !mode.writes
+        let pending = backup?.hasPendingReset ?? false
+        if !pending, let (value, record) = readAgreeingStores() {
+            return existing(Resolution(
+                value: value, provenance: .keyring, origin: record.origin, createdAt: record.created,
+                storedIn: [.keyring, .backup], repairs: [], conflicts: [], keyringProblem: nil, isDryRun: !mode.writes), mode)
+        }
+        // A pending reset must be applied under the lock before anything is served for writing.
+        if !pending || !mode.writes {
+            var notes = Notes(conflicts: pending ? ["a reset is pending"] : [])
+            let (keyringNow, backupNow) = readStores(quarantine: false)
+            if let found = try settle(keyringNow, backupNow, writes: false, dryRun: !mode.writes, notes: &notes),
+                !found.needsRepair || !mode.writes
             {
-                return MigrationReport(
-                    outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
-                    resolution: existing, rejected: [], legacyRemoved: false)
+                return existing(found, mode)
             }
-            if !mode.writes { return try create(keyringReading: readKeyring(), mode: mode, notes: notes) }
-        } else if !mode.writes {
-            var notes = Notes(conflicts: ["a reset is pending"])
-            let keyringNow = Self.classifyPending(readKeyring())
-            if let existing = try settle(keyringNow, voidingPendingReset(readBackup(quarantine: false)), writes: false, dryRun: true, notes: &notes) {
-                return MigrationReport(
-                    outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
-                    resolution: existing, rejected: [], legacyRemoved: false)
-            }
-            return try create(keyringReading: keyringNow, mode: mode, notes: notes)
+            if !mode.writes { return try create(keyringReading: keyringNow, mode: mode, notes: notes) }
         }
         return try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) -> MigrationReport in
             var notes = Notes()
             try applyPendingReset(notes: &notes)
-            let pending = backup?.hasPendingReset == true
-            let keyringNow = pending ? Self.classifyPending(readKeyring()) : readKeyring()
-            let backupNow = pending ? voidingPendingReset(readBackup(quarantine: true)) : readBackup(quarantine: true)
-            if let existing = try settle(keyringNow, backupNow, writes: true, dryRun: false, notes: &notes) {
-                return MigrationReport(
-                    outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
-                    resolution: existing, rejected: [], legacyRemoved: false)
+            let (keyringNow, backupNow) = readStores(quarantine: true)
+            if let found = try settle(keyringNow, backupNow, writes: true, dryRun: false, notes: &notes) {
+                return existing(found, mode)
             }
             return try create(keyringReading: keyringNow, mode: mode, notes: notes)
         }
+    }
+
+    /// Both stores; while a reset is pending, the keyring's old value and a backup still holding
+    /// the reset identifier are void.
+    func readStores(quarantine: Bool) -> (keyring: KeyringReading, backup: BackupState) {
+        let keyringNow = readKeyring(), backupNow = readBackup(quarantine: quarantine)
+        guard backup?.hasPendingReset == true else { return (keyringNow, backupNow) }
+        return (Self.classifyPending(keyringNow), voidingPendingReset(backupNow))
+    }
+
+    /// The report for an identifier that already existed (nothing was migrated or made).
+    func existing(_ resolution: Resolution, _ mode: Mode) -> MigrationReport {
+        MigrationReport(
+            outcome: mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate,
+            resolution: resolution, rejected: [], legacyRemoved: false)
     }
 
     /// A reset made while the keyring was unreachable: remove the keyring's copy once it answers.
@@ -230,10 +230,7 @@ extension IdentifierResolver {
                     problem = error
                 }
             }
-            return Resolution(
-                value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
-                storedIn: stores, repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: problem,
-                isDryRun: dryRun, needsRepair: !writes)
+            return servedFromBackup(record, storedIn: stores, keyringProblem: problem, notes, dryRun: dryRun, needsRepair: !writes)
 
         case .unavailable(let error), .failed(let error):
             guard let record else {
@@ -245,18 +242,22 @@ extension IdentifierResolver {
                 }
                 return nil  // no Secret Service at all: the headless default may be made
             }
-            return Resolution(
-                value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
-                storedIn: [.backup], repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: error,
-                isDryRun: dryRun)
+            return servedFromBackup(record, storedIn: [.backup], keyringProblem: error, notes, dryRun: dryRun)
 
         case .notUsed:
             guard let record else { return nil }
-            return Resolution(
-                value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
-                storedIn: [.backup], repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: nil,
-                isDryRun: dryRun)
+            return servedFromBackup(record, storedIn: [.backup], keyringProblem: nil, notes, dryRun: dryRun)
         }
+    }
+
+    func servedFromBackup(
+        _ record: BackupRecord, storedIn: Set<Resolution.Store>, keyringProblem: KeyringError?, _ notes: Notes,
+        dryRun: Bool, needsRepair: Bool = false
+    ) -> Resolution {
+        Resolution(
+            value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
+            storedIn: storedIn, repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: keyringProblem,
+            isDryRun: dryRun, needsRepair: needsRepair)
     }
 
     /// The path of a corrupt backup, current or quarantined earlier, if there is one.
