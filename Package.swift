@@ -18,12 +18,15 @@ let package = Package(
         .target(name: "Keyring", dependencies: ["CLibSecret"]),
         .target(name: "DeviceIdentity", dependencies: ["Keyring", "CLibSecret"]),
         .executableTarget(name: "idtool", dependencies: ["Keyring", "DeviceIdentity"]),
-        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret"]),
-        .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Keyring"]),
-        .testTarget(name: "idtoolTests", dependencies: ["idtool", "DeviceIdentity", "Keyring"]),
+        // The subprocess runner the test targets share; not part of any product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret", "TestSupport"]),
+        .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Keyring", "TestSupport"]),
+        .testTarget(name: "idtoolTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"]),
         // Fault injection against real daemons: its own target so it can be run (and timed) alone.
         .testTarget(
-            name: "FaultTests", dependencies: ["idtool", "DeviceIdentity", "Keyring"], exclude: ["fault-table.md"]),
+            name: "FaultTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"],
+            exclude: ["fault-table.md"]),
     ],
     swiftLanguageModes: [.v6]
 )

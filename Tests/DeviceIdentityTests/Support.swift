@@ -3,6 +3,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 @testable import DeviceIdentity
 
 #if canImport(Glibc)
@@ -61,56 +62,14 @@ struct Output {
     var text: String { String(decoding: stdout, as: UTF8.self) }
 }
 
-/// Runs a program to completion with posix_spawn and waitpid, capturing output through files.
-/// Not Foundation's `Process`: its waitUntilExit can miss the exit of a script whose child
-/// (a restarted daemon) lives on. The child gets an empty signal mask and default handlers,
-/// since test threads block signals and a restarted daemon must still obey SIGTERM.
+/// Runs a program to completion with the test's environment, changed by `environment`
+/// (a nil value removes a variable).
 @discardableResult
 func run(_ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String?] = [:]) throws -> Output {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("di-run-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let inPath = directory.appendingPathComponent("in").path
-    let outPath = directory.appendingPathComponent("out").path
-    let errPath = directory.appendingPathComponent("err").path
-    try (input ?? Data()).write(to: URL(fileURLWithPath: inPath))
-    let fds = [open(inPath, O_RDONLY | O_CLOEXEC), open(outPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600),
-               open(errPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)]
-    defer { for fd in fds where fd >= 0 { close(fd) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for (index, fd) in fds.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, Int32(index)) }
-
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t(), all = sigset_t()
-    sigemptyset(&empty)
-    sigfillset(&all)
-    sigdelset(&all, SIGKILL)
-    sigdelset(&all, SIGSTOP)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
     var env = ProcessInfo.processInfo.environment
     for (key, value) in environment { env[key] = value }
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { for pointer in argv + envp { free(pointer) } }
-    var pid = pid_t()
-    let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-    guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-        guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    }
-    let signal = status & 0x7F
-    return Output(
-        status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal,
-        stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)),
-        stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self))
+    let result = try ChildProcess.run(executable, arguments, stdin: input ?? Data(), environment: env)
+    return Output(status: result.status, stdout: result.stdout, stderr: result.stderr)
 }
 
 /// Runs scripts/keyring-ctl inside the test session (lock, restart, kill, start, stop).

@@ -1,18 +1,12 @@
-// Support for the fault-injection suite: a posix_spawn runner (copied from idtoolTests, which
-// test targets cannot share), per-case sandboxes, and small helpers around idtool, secret-tool
+// Support for the fault-injection suite: per-case sandboxes, and small helpers around idtool, secret-tool
 // and scripts/keyring-ctl.
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-struct SpawnError: Error, CustomStringConvertible {
-    var what: String
-    var code: Int32
-    var description: String { "\(what) failed: \(String(cString: strerror(code)))" }
-}
 
 /// What a finished child did.
 struct Run {
@@ -27,82 +21,20 @@ struct Run {
     var json: [String: Any]? { try? JSONSerialization.jsonObject(with: stdout) as? [String: Any] }
 }
 
-/// A started child. Not Foundation's Process: its waitUntilExit can hang after keyring-ctl restart.
+/// A started child (TestSupport's ChildProcess), with results as this suite's `Run`.
 final class Child {
-    let pid: pid_t
-    private let dir: URL
-    private var finished: Run?
+    private let process: ChildProcess
+    var pid: pid_t { process.pid }
 
     init(_ program: String, _ arguments: [[UInt8]], stdin: Data? = nil, environment: [String: String]) throws {
-        let fm = FileManager.default
-        dir = fm.temporaryDirectory.appendingPathComponent("fault-child-\(UUID().uuidString)")
-        try fm.createDirectory(at: dir, withIntermediateDirectories: true)
-        let inURL = dir.appendingPathComponent("in"), outURL = dir.appendingPathComponent("out"), errURL = dir.appendingPathComponent("err")
-        try (stdin ?? Data()).write(to: inURL)
-        let inFD = open(stdin == nil ? "/dev/null" : inURL.path, O_RDONLY | O_CLOEXEC)
-        let outFD = open(outURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        let errFD = open(errURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        defer { for fd in [inFD, outFD, errFD] where fd >= 0 { close(fd) } }
-        guard inFD >= 0, outFD >= 0, errFD >= 0 else { throw SpawnError(what: "open", code: errno) }
         // An unprivileged child (setpriv) must be able to write its output files.
-        chmod(dir.path, 0o777)
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, inFD, 0)
-        posix_spawn_file_actions_adddup2(&actions, outFD, 1)
-        posix_spawn_file_actions_adddup2(&actions, errFD, 2)
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([Array(program.utf8)] + arguments).map { bytes in
-            let p = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
-            for (i, b) in bytes.enumerated() { p[i] = CChar(bitPattern: b) }
-            p[bytes.count] = 0
-            return p
-        } + [nil]
-        let env = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for p in argv { p?.deallocate() }
-            for p in env { free(p) }
-        }
-
-        // Test threads block most signals and a child inherits the mask: give it an empty mask and
-        // default handlers (else a daemon started by keyring-ctl would ignore SIGTERM).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), all = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&all)
-        sigdelset(&all, SIGKILL)
-        sigdelset(&all, SIGSTOP)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, env)
-        guard spawned == 0 else {
-            try? fm.removeItem(at: dir)
-            throw SpawnError(what: "posix_spawn \(program)", code: spawned)
-        }
-        self.pid = pid
+        process = try ChildProcess(program, arguments, stdin: stdin, environment: environment, outputWritableByAnyone: true)
     }
 
     /// Waits with waitpid and collects the output.
     func wait() throws -> Run {
-        if let finished { return finished }
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw SpawnError(what: "waitpid", code: errno) }
-        }
-        let signal = status & 0x7F
-        let code = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
-        let run = Run(status: code, stdout: (try? Data(contentsOf: dir.appendingPathComponent("out"))) ?? Data(),
-                      stderr: String(decoding: (try? Data(contentsOf: dir.appendingPathComponent("err"))) ?? Data(), as: UTF8.self))
-        finished = run
-        return run
+        let result = try process.wait()
+        return Run(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 }
 

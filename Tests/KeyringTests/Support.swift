@@ -5,6 +5,7 @@ import Foundation
 import Keyring
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -107,55 +108,12 @@ struct Output {
 }
 
 /// Runs `executable` with the test's environment (plus `environment`) and waits for it.
-///
-/// Not Foundation's Process: on Linux it learns of the child's exit through an inherited
-/// descriptor, and a daemon the child starts (keyring-ctl restart) keeps that open, so
-/// waitUntilExit never returns. posix_spawn + waitpid, with output in temp files, cannot hang so.
 @discardableResult
 func run(_ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws -> Output {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyringtests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let inPath = directory.appendingPathComponent("in").path
-    let outPath = directory.appendingPathComponent("out").path
-    let errPath = directory.appendingPathComponent("err").path
-    try (input ?? Data()).write(to: URL(fileURLWithPath: inPath))
-
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, inPath, O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-
-    let env = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
-    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
-    defer { (argv + envp).forEach { free($0) } }
-
-    // Test threads block signals such as SIGTERM and ignore SIGPIPE, and both would pass on to a
-    // daemon the child starts (keyring-ctl restart), which could then not be stopped. Reset them.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var noSignals = sigset_t(), allSignals = sigset_t()
-    sigemptyset(&noSignals)
-    sigfillset(&allSignals)
-    posix_spawnattr_setsigmask(&attributes, &noSignals)
-    posix_spawnattr_setsigdefault(&attributes, &allSignals)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-    guard spawned == 0 else {
-        throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO)
-    }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    let exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    return Output(
-        status: exitStatus, stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)),
-        stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self))
+    let result = try ChildProcess.run(
+        executable, arguments, stdin: input ?? Data(),
+        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+    return Output(status: result.status, stdout: result.stdout, stderr: result.stderr)
 }
 
 /// Runs a command that must succeed; records its stderr otherwise.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -54,70 +55,11 @@ enum Idtool {
         return try runProgram(binary, arguments, stdin: stdin, environment: environment ?? baseEnvironment)
     }
 
-    /// Runs any program, with stdin from a file and stdout/stderr to files (so large data never
-    /// deadlocks a pipe), and waits with waitpid.
-    ///
-    /// Not Foundation's `Process`: with it, `waitUntilExit` after `keyring-ctl restart` never
-    /// returned (the restarted gnome-keyring-daemon outlives the script and the exit went
-    /// unnoticed; the script stayed a zombie), so this spawns and reaps with waitpid itself.
+    /// Runs any program to completion (see TestSupport's ChildProcess for why not `Process`).
     static func runProgram(_ program: URL, _ arguments: [String], stdin: Data? = nil,
                            environment: [String: String]? = nil) throws -> Run {
-        let fm = FileManager.default
-        let dir = fm.temporaryDirectory.appendingPathComponent("idtool-test-\(UUID().uuidString)")
-        try fm.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? fm.removeItem(at: dir) }
-        let inURL = dir.appendingPathComponent("in"), outURL = dir.appendingPathComponent("out"), errURL = dir.appendingPathComponent("err")
-        try (stdin ?? Data()).write(to: inURL)
-
-        let inFD = open(stdin == nil ? "/dev/null" : inURL.path, O_RDONLY | O_CLOEXEC)
-        let outFD = open(outURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        let errFD = open(errURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        defer { for fd in [inFD, outFD, errFD] where fd >= 0 { close(fd) } }
-        guard inFD >= 0, outFD >= 0, errFD >= 0 else { throw SpawnError(what: "open", code: errno) }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, inFD, 0)
-        posix_spawn_file_actions_adddup2(&actions, outFD, 1)
-        posix_spawn_file_actions_adddup2(&actions, errFD, 2)
-
-        let argv = ([program.path] + arguments).map { strdup($0) } + [nil]
-        let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for p in argv + env { free(p) } }
-
-        // Test threads (libdispatch workers) block most signals, and a spawned child inherits the
-        // mask: a daemon started by `keyring-ctl restart` would then ignore the final SIGTERM.
-        // Give the child an empty mask and default handlers.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), all = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&all)
-        sigdelset(&all, SIGKILL)
-        sigdelset(&all, SIGSTOP)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, program.path, &actions, &attributes, argv, env)
-        guard spawned == 0 else { throw SpawnError(what: "posix_spawn \(program.lastPathComponent)", code: spawned) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw SpawnError(what: "waitpid", code: errno) }
-        }
-        let signal = status & 0x7F
-        let code = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
-        return Run(status: code, stdout: try Data(contentsOf: outURL),
-                   stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-    }
-
-    struct SpawnError: Error, CustomStringConvertible {
-        var what: String
-        var code: Int32
-        var description: String { "\(what) failed: \(String(cString: strerror(code)))" }
+        let result = try ChildProcess.run(program.path, arguments, stdin: stdin, environment: environment)
+        return Run(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 
     /// `scripts/keyring-ctl COMMAND` against the test daemon.
