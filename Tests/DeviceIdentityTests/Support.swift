@@ -55,12 +55,7 @@ struct Fixture {
     }
 }
 
-struct Output {
-    var status: Int32
-    var stdout: Data
-    var stderr: String
-    var text: String { String(decoding: stdout, as: UTF8.self) }
-}
+typealias Output = ChildResult
 
 /// Runs a program to completion with the test's environment, changed by `environment`
 /// (a nil value removes a variable).
@@ -68,8 +63,7 @@ struct Output {
 func run(_ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String?] = [:]) throws -> Output {
     var env = ProcessInfo.processInfo.environment
     for (key, value) in environment { env[key] = value }
-    let result = try ChildProcess.run(executable, arguments, stdin: input ?? Data(), environment: env)
-    return Output(status: result.status, stdout: result.stdout, stderr: result.stderr)
+    return try ChildProcess.run(executable, arguments, stdin: input ?? Data(), environment: env)
 }
 
 /// Runs scripts/keyring-ctl inside the test session (lock, restart, kill, start, stop).

@@ -2,6 +2,7 @@
 // item deleted behind our back, XDG_RUNTIME_DIR unusable.
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -41,29 +42,9 @@ struct EnvironmentFaults {
         let box = try Sandbox()
         let app = Fault.newApp("nosvc")
         let id = try box.establish(app)
-        // No <servicedir>: nothing can be activated on this bus.
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:tmpdir=/tmp</listen>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """
-        let configPath = box.root.appendingPathComponent("bus.conf").path
-        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-        let daemon = try Fault.run("/usr/bin/dbus-daemon", ["--config-file=\(configPath)", "--print-address=1", "--print-pid=1", "--fork"])
-        let lines = daemon.stdoutText.split(separator: "\n").map(String.init)
-        try #require(daemon.status == 0 && lines.count >= 2, "dbus-daemon: \(daemon.summary)")
-        let busPID = try #require(pid_t(lines[1]))
-        defer { kill(busPID, SIGTERM) }
+        let bus = try BusWithoutSecretService()
         var environment = box.keyringEnvironment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = lines[0]
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
 
         let get = try box.idtool(["get", "--app", app, "--json"], environment: environment)
         get.expectExit(FaultTable["env.no-secret-service"])

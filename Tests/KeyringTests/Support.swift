@@ -100,20 +100,14 @@ func installCriticalCounter() { installOnce }
 
 // MARK: - Subprocesses
 
-struct Output {
-    var status: Int32
-    var stdout: Data
-    var stderr: String
-    var text: String { String(decoding: stdout, as: UTF8.self) }
-}
+typealias Output = ChildResult
 
 /// Runs `executable` with the test's environment (plus `environment`) and waits for it.
 @discardableResult
 func run(_ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws -> Output {
-    let result = try ChildProcess.run(
+    try ChildProcess.run(
         executable, arguments, stdin: input ?? Data(),
         environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-    return Output(status: result.status, stdout: result.stdout, stderr: result.stderr)
 }
 
 /// Runs a command that must succeed; records its stderr otherwise.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -246,35 +247,9 @@ struct KeyringEndToEndTests {
 
     @Test("a session bus without a Secret Service gives 69 and says so")
     func busWithoutSecretService() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idtool-bus-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        // No <servicedir> and no <standard_session_servicedirs/>: nothing can be activated.
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:tmpdir=/tmp</listen>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """
-        let configURL = dir.appendingPathComponent("bus.conf")
-        try config.write(to: configURL, atomically: true, encoding: .utf8)
-        let daemon = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/dbus-daemon"),
-                                           ["--config-file=\(configURL.path)", "--print-address=1", "--print-pid=1", "--fork"])
-        let lines = daemon.stdoutText.split(separator: "\n").map(String.init)
-        try #require(daemon.status == 0 && lines.count >= 2, "dbus-daemon did not start: \(daemon.stderr)")
-        let address = lines[0]
-        let pid = try #require(pid_t(lines[1]), "dbus-daemon printed no pid")
-        defer { kill(pid, SIGTERM) }
-
+        let bus = try BusWithoutSecretService()
         var environment = Idtool.baseEnvironment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         let id = Idtool.uniqueIdentifier(), secret = "nobus-\(UUID().uuidString)"
         let set = try Idtool.run(["item", "set", id], stdin: Data(secret.utf8), environment: environment)
         #expect(set.status == 69)
