@@ -1,4 +1,5 @@
 internal import CLibSecret
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,5 +1,6 @@
 import Keyring
 import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

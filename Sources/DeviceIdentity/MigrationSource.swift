@@ -1,4 +1,5 @@
 import Keyring
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import Keyring
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -24,24 +24,36 @@ public enum StorageDiagnostics {
     /// - Returns: one finding per check, in a fixed order.
     public static func check(_ scope: IdentifierScope, machineIDPath: String = "/etc/machine-id") -> [Finding] {
         let backupDirectory = BackupFile.defaultDirectory(for: scope)
-        var findings = [directoryFinding("backup directory", backupDirectory,
-                                         hint: "make $XDG_STATE_HOME (or ~/.local/state) writable by you")]
+        var findings = [
+            directoryFinding(
+                "backup directory", backupDirectory,
+                hint: "make $XDG_STATE_HOME (or ~/.local/state) writable by you")
+        ]
         if let runtime = StateDirectories.runtimeDirectory() {
-            let lock = directoryFinding("lock directory", runtime + "/keyring-identity",
-                                        hint: "set XDG_RUNTIME_DIR to a writable 0700 directory (systemd-logind does this at login)")
-            findings.append(lock.ok ? lock : Finding(name: lock.name, ok: findings[0].ok,
-                detail: lock.detail + "; falling back to the backup directory", hint: findings[0].ok ? nil : lock.hint))
+            let lock = directoryFinding(
+                "lock directory", runtime + "/keyring-identity",
+                hint: "set XDG_RUNTIME_DIR to a writable 0700 directory (systemd-logind does this at login)")
+            findings.append(
+                lock.ok
+                    ? lock
+                    : Finding(
+                        name: lock.name, ok: findings[0].ok,
+                        detail: lock.detail + "; falling back to the backup directory", hint: findings[0].ok ? nil : lock.hint))
         } else {
-            findings.append(Finding(name: "lock directory", ok: findings[0].ok,
-                detail: "XDG_RUNTIME_DIR is not set; the lock lives in the backup directory",
-                hint: findings[0].ok ? nil : "set XDG_RUNTIME_DIR, or make the backup directory writable"))
+            findings.append(
+                Finding(
+                    name: "lock directory", ok: findings[0].ok,
+                    detail: "XDG_RUNTIME_DIR is not set; the lock lives in the backup directory",
+                    hint: findings[0].ok ? nil : "set XDG_RUNTIME_DIR, or make the backup directory writable"))
         }
         do {
             _ = try AppSpecificMachineID.plainHex(appKey: "00000000000000000000000000000001", machineIDPath: machineIDPath)
             findings.append(Finding(name: "machine-id", ok: true, detail: "\(machineIDPath) is readable and valid", hint: nil))
         } catch {
-            findings.append(Finding(name: "machine-id", ok: false, detail: error.reason,
-                hint: "run systemd-machine-id-setup (as root); until then use the randomUUID policy"))
+            findings.append(
+                Finding(
+                    name: "machine-id", ok: false, detail: error.reason,
+                    hint: "run systemd-machine-id-setup (as root); until then use the randomUUID policy"))
         }
         return findings
     }
@@ -51,7 +63,10 @@ public enum StorageDiagnostics {
         var existing = path
         var info = stat()
         while lstat(existing, &info) != 0 {
-            guard let slash = existing.lastIndex(of: "/"), slash != existing.startIndex else { existing = "/"; break }
+            guard let slash = existing.lastIndex(of: "/"), slash != existing.startIndex else {
+                existing = "/"
+                break
+            }
             existing = String(existing[..<slash])
         }
         let exists = existing == path

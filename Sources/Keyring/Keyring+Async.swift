@@ -60,8 +60,9 @@ extension Keyring {
     /// - Returns: the status; problems are in `problem` (`.cancelled` when the task was cancelled).
     public func status() async -> ServiceStatus {
         (try? await Offload.run { _ throws(KeyringError) in self.status() })
-            ?? ServiceStatus(isReachable: false, provider: nil, hasDefaultCollection: false, isLocked: false,
-                             defaultCollectionLabel: nil, problem: .cancelled)
+            ?? ServiceStatus(
+                isReachable: false, provider: nil, hasDefaultCollection: false, isLocked: false,
+                defaultCollectionLabel: nil, problem: .cancelled)
     }
 }
 
@@ -81,7 +82,8 @@ extension SecretStore {
     /// - Throws: `KeyringError`; `.cancelled` when the task is cancelled.
     public func setObject(_ value: String, forKey key: Key) async throws(KeyringError) {
         try await Offload.run { cancellation throws(KeyringError) in
-            try self.write(key == .valueData ? .secret(Data(value.utf8), "text/plain") : .text(value), forKey: key, cancellation: cancellation)
+            try self.write(
+                key == .valueData ? .secret(Data(value.utf8), "text/plain") : .text(value), forKey: key, cancellation: cancellation)
         }
     }
 

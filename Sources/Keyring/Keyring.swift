@@ -35,7 +35,9 @@ public struct Keyring: Sendable {
 
     func search(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes)
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in try call.search(attributes) }
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+            try call.search(attributes)
+        }
     }
 
     /// The secret of the oldest readable item matching `attributes`.
@@ -166,8 +168,11 @@ public struct Keyring: Sendable {
                 status.hasDefaultCollection = collection != nil
                 status.isLocked = collection?.locked ?? false
             }
-            if !status.hasDefaultCollection { status.problem = .noDefaultCollection }
-            else if status.isLocked { status.problem = .locked(itemExists: false) }
+            if !status.hasDefaultCollection {
+                status.problem = .noDefaultCollection
+            } else if status.isLocked {
+                status.problem = .locked(itemExists: false)
+            }
         } catch {
             status.problem = error
         }

@@ -35,14 +35,16 @@ extension KeyringError: CustomStringConvertible {
         case .noSessionBus(let detail):
             return "no D-Bus session bus (\(detail)): run inside a desktop session, or start one with dbus-run-session"
         case .noSecretService:
-            return "no Secret Service on the session bus: install and start gnome-keyring, KWallet or KeePassXC with its Secret Service enabled"
+            return
+                "no Secret Service on the session bus: install and start gnome-keyring, KWallet or KeePassXC with its Secret Service enabled"
         case .locked(let itemExists):
             let what = itemExists ? "the item exists but its keyring is locked" : "the keyring is locked"
             return "\(what): unlock it by logging in to the desktop session (or with your keyring manager), then retry"
         case .noDefaultCollection:
             return "the Secret Service has no default keyring: create one (e.g. the login keyring in Seahorse), then retry"
         case .timedOut(let seconds):
-            return "the Secret Service did not answer within \(Self.format(seconds)) s: check that the keyring daemon is responsive, or raise the timeout"
+            return
+                "the Secret Service did not answer within \(Self.format(seconds)) s: check that the keyring daemon is responsive, or raise the timeout"
         case .cancelled:
             return "the keyring operation was cancelled"
         case .invalidArgument(let why):

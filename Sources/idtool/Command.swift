@@ -1,9 +1,10 @@
+import Keyring
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Keyring
 
 /// One parsed idtool invocation. `CommandLineParser.parse` makes it; `main` runs it.
 ///

@@ -1,9 +1,10 @@
+import Keyring
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Keyring
 
 /// One line of `idtool doctor`: a named check, what it found and, on failure, how to fix it.
 struct DoctorCheck: Equatable, Sendable {
@@ -76,15 +77,18 @@ enum Doctor {
         var checks: [DoctorCheck] = []
         // A check that cannot run because an earlier one failed shares that failure's status.
         func blocked(_ name: String, by cause: String) -> DoctorCheck {
-            .fail(name, "not checked: the \(cause) check failed", hint: "fix the \(cause) first",
-                  status: checks.last?.failureStatus ?? .unavailable)
+            .fail(
+                name, "not checked: the \(cause) check failed", hint: "fix the \(cause) first",
+                status: checks.last?.failureStatus ?? .unavailable)
         }
 
         // 1. Session bus.
         if case .noSessionBus(let detail) = status.problem {
             checks.append(.fail(sessionBus, "not reachable (\(detail))", hint: busHint))
-            return checks + [blocked(secretService, by: sessionBus), blocked(defaultCollection, by: sessionBus),
-                             blocked(unlocked, by: sessionBus)]
+            return checks + [
+                blocked(secretService, by: sessionBus), blocked(defaultCollection, by: sessionBus),
+                blocked(unlocked, by: sessionBus),
+            ]
         }
         let via = environment["DBUS_SESSION_BUS_ADDRESS"].map { $0.isEmpty ? nil : $0 } ?? nil
         checks.append(.pass(sessionBus, via != nil ? "connected via DBUS_SESSION_BUS_ADDRESS" : "connected via $XDG_RUNTIME_DIR/bus"))
@@ -95,9 +99,11 @@ enum Doctor {
             case .noSecretService?:
                 checks.append(.fail(secretService, "org.freedesktop.secrets has no owner and none can be activated", hint: serviceHint))
             case .timedOut(let seconds)?:
-                checks.append(.fail(secretService, "did not answer within \(format(seconds)) s",
-                                    hint: "check that the keyring daemon is responsive, or raise --timeout",
-                                    status: .temporaryFailure))
+                checks.append(
+                    .fail(
+                        secretService, "did not answer within \(format(seconds)) s",
+                        hint: "check that the keyring daemon is responsive, or raise --timeout",
+                        status: .temporaryFailure))
             case let problem?:
                 checks.append(.fail(secretService, "unusable: \(problem)", hint: serviceHint, status: ExitCode(problem).clampedForDoctor))
             case nil:
@@ -113,8 +119,10 @@ enum Doctor {
             case nil, .noDefaultCollection?:
                 checks.append(.fail(defaultCollection, "the Secret Service has no default keyring", hint: collectionHint))
             case let problem?:
-                checks.append(.fail(defaultCollection, "cannot be read: \(problem)", hint: collectionHint,
-                                    status: ExitCode(problem).clampedForDoctor))
+                checks.append(
+                    .fail(
+                        defaultCollection, "cannot be read: \(problem)", hint: collectionHint,
+                        status: ExitCode(problem).clampedForDoctor))
             }
             return checks + [blocked(unlocked, by: defaultCollection)]
         }
@@ -156,14 +164,18 @@ enum Doctor {
     static func json(_ checks: [DoctorCheck]) -> String {
         JSON.object([
             ("ok", .bool(checks.allSatisfy(\.ok))),
-            ("checks", .array(checks.map { check in
-                .object([
-                    ("name", .string(check.name)),
-                    ("ok", .bool(check.ok)),
-                    ("detail", .string(check.detail)),
-                    ("hint", check.ok ? .null : check.hint.map(JSON.string) ?? .null),
-                ])
-            })),
+            (
+                "checks",
+                .array(
+                    checks.map { check in
+                        .object([
+                            ("name", .string(check.name)),
+                            ("ok", .bool(check.ok)),
+                            ("detail", .string(check.detail)),
+                            ("hint", check.ok ? .null : check.hint.map(JSON.string) ?? .null),
+                        ])
+                    })
+            ),
         ]).serialized
     }
 

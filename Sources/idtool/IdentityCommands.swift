@@ -1,10 +1,11 @@
+import DeviceIdentity
+import Keyring
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import DeviceIdentity
-import Keyring
 
 /// `idtool get|show|reset|migrate|derive`, and the identity checks of `idtool doctor`.
 /// Identifiers go to stdout only; notices and errors go to stderr as one line each.
@@ -51,7 +52,9 @@ enum IdentityCommands {
         }
     }
 
-    static func resolver(app: String, vendor: String?, timeout: Duration, migrations: [DeviceIdentity.MigrationSource] = []) throws(IdentityError) -> IdentifierResolver {
+    static func resolver(app: String, vendor: String?, timeout: Duration, migrations: [DeviceIdentity.MigrationSource] = [])
+        throws(IdentityError) -> IdentifierResolver
+    {
         let keyring = Keyring(timeout: timeout)
         if let vendor {
             _ = try IdentifierResolver(appID: app, vendorGroup: vendor)  // validates both names
@@ -89,7 +92,9 @@ enum IdentityCommands {
                 var lines = ["identifier: \(resolution.value)", "provenance: \(resolution.provenance)"]
                 if let origin = resolution.origin { lines.append("origin: \(origin)") }
                 if let created = resolution.createdAt { lines.append("created: \(created.formatted(.iso8601))") }
-                let keyringState = resolution.storedIn.contains(.keyring) ? "holds it"
+                let keyringState =
+                    resolution.storedIn.contains(.keyring)
+                    ? "holds it"
                     : resolution.keyringProblem.map { "unavailable (\($0))" } ?? "missing it (the next get restores it)"
                 lines.append("keyring: \(keyringState)")
                 let backupState = resolution.storedIn.contains(.backup) ? "holds it" : "missing it (the next get rewrites it)"
@@ -156,9 +161,11 @@ enum IdentityCommands {
     /// The `--json` schema of get and show. Keys are fixed; `identifier` is null when there is none.
     static func json(_ resolution: Resolution?) -> JSON {
         guard let resolution else {
-            return .object([("identifier", .null), ("provenance", .null), ("origin", .null), ("created", .null),
-                            ("storedIn", .array([])), ("repairs", .array([])), ("conflicts", .array([])),
-                            ("degraded", .bool(false)), ("keyringProblem", .null)])
+            return .object([
+                ("identifier", .null), ("provenance", .null), ("origin", .null), ("created", .null),
+                ("storedIn", .array([])), ("repairs", .array([])), ("conflicts", .array([])),
+                ("degraded", .bool(false)), ("keyringProblem", .null),
+            ])
         }
         return .object([
             ("identifier", .string(resolution.value)),

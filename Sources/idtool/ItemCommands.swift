@@ -1,9 +1,10 @@
+import Keyring
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Keyring
 
 /// `idtool item get|set|reset`: raw access to one `SecretStore` item.
 ///

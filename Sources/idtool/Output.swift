@@ -1,3 +1,5 @@
+import Keyring
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -8,7 +10,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Keyring
 
 /// Raw stdin/stdout/stderr access. Data goes to stdout, byte for byte; diagnostics go to stderr
 /// as exactly one line.

@@ -1,9 +1,10 @@
+import Keyring
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Keyring
 
 /// A command line that idtool cannot run. `main` prints `idtool: <message>` on stderr, followed by
 /// the usage of `topic` when `status` is `.usage`, and exits with `status`.
@@ -57,8 +58,9 @@ enum CommandLineParser {
             default: return .reset(app: app, vendor: vendor, timeout: timeout)
             }
         case "migrate":
-            guard let scan = try Scan(
-                rest, options: ["--app", "--from", "--dry-run", "--remove-legacy", "--timeout"], positionals: [], topic: .migrate)
+            guard
+                let scan = try Scan(
+                    rest, options: ["--app", "--from", "--dry-run", "--remove-legacy", "--timeout"], positionals: [], topic: .migrate)
             else { return .help(.migrate) }
             guard scan.values["--app"] != nil else {
                 throw UsageError(message: "migrate needs --app APP", topic: .migrate)
@@ -147,7 +149,8 @@ enum CommandLineParser {
             var attributes: [String: String] = [:]
             for pair in list.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-                    throw UsageError(message: "bad --from: each keyring attribute must be ATTR=VALUE with a non-empty ATTR", topic: .migrate)
+                    throw UsageError(
+                        message: "bad --from: each keyring attribute must be ATTR=VALUE with a non-empty ATTR", topic: .migrate)
                 }
                 let name = String(pair[..<equals])
                 guard attributes[name] == nil else {

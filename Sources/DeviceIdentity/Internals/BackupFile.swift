@@ -1,4 +1,5 @@
 internal import CLibSecret
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -82,7 +83,9 @@ struct BackupFile: Sendable {
         guard fstat(fd, &info) == 0 else { return .unreadable(reason: Errno.text(errno)) }
         if (info.st_mode & S_IFMT) != S_IFREG { return self.quarantine(moving: moveAside, because: "it is not a regular file") }
         if info.st_uid != geteuid() { return self.quarantine(moving: moveAside, because: "it is owned by another user") }
-        if info.st_size > Self.maximumSize { return self.quarantine(moving: moveAside, because: "it is \(info.st_size) bytes, over the \(Self.maximumSize)-byte limit") }
+        if info.st_size > Self.maximumSize {
+            return self.quarantine(moving: moveAside, because: "it is \(info.st_size) bytes, over the \(Self.maximumSize)-byte limit")
+        }
         let data: Data
         switch FileReading.readAll(fd, limit: Self.maximumSize) {
         case .success(let read): data = read

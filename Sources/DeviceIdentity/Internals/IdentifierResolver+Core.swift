@@ -1,4 +1,5 @@
 import Keyring
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -82,9 +83,10 @@ extension IdentifierResolver {
     func run(_ mode: Mode) throws(IdentityError) -> MigrationReport {
         let pending = backup?.hasPendingReset ?? false
         if !pending, let (value, record) = readAgreeingStores() {
-            return existing(Resolution(
-                value: value, provenance: .keyring, origin: record.origin, createdAt: record.created,
-                storedIn: [.keyring, .backup], repairs: [], conflicts: [], keyringProblem: nil, isDryRun: !mode.writes), mode)
+            return existing(
+                Resolution(
+                    value: value, provenance: .keyring, origin: record.origin, createdAt: record.created,
+                    storedIn: [.keyring, .backup], repairs: [], conflicts: [], keyringProblem: nil, isDryRun: !mode.writes), mode)
         }
         // A pending reset must be applied under the lock before anything is served for writing.
         if !pending || !mode.writes {
@@ -111,7 +113,8 @@ extension IdentifierResolver {
     /// Both stores; while a reset is pending, the keyring's old value and a backup still holding
     /// the reset identifier are void.
     func readStores(quarantine: Bool) -> (keyring: KeyringReading, backup: BackupState) {
-        let keyringNow = readKeyring(), backupNow = readBackup(quarantine: quarantine)
+        let keyringNow = readKeyring()
+        let backupNow = readBackup(quarantine: quarantine)
         guard backup?.hasPendingReset == true else { return (keyringNow, backupNow) }
         return (Self.classifyPending(keyringNow), voidingPendingReset(backupNow))
     }
@@ -197,7 +200,8 @@ extension IdentifierResolver {
                     do {
                         try backup.write(rewritten)
                         stores.insert(.backup)
-                        notes.repairs.append(record == nil ? "backup file written from the keyring" : "backup file rewritten from the keyring")
+                        notes.repairs.append(
+                            record == nil ? "backup file written from the keyring" : "backup file rewritten from the keyring")
                     } catch {
                         notes.conflicts.append("backup file could not be written (\(error))")
                     }
@@ -213,7 +217,8 @@ extension IdentifierResolver {
         case .absent, .invalid:
             if case .invalid(let reason) = keyringReading {
                 guard record != nil else {
-                    throw .keyring(.invalidArgument("the keyring item for \(scope) holds an invalid identifier (\(reason)); run reset to start over"))
+                    throw .keyring(
+                        .invalidArgument("the keyring item for \(scope) holds an invalid identifier (\(reason)); run reset to start over"))
                 }
                 notes.conflicts.append("keyring item held an invalid identifier (\(reason))")
             }
@@ -238,7 +243,11 @@ extension IdentifierResolver {
                 // A backup that was corrupt may have held the identifier, and the keyring that could
                 // tell cannot be reached: that is not a proven absence.
                 if let lost = backupLostEvidence(backupState) {
-                    throw .backupUnreadable(path: backup?.path ?? "", reason: "it was corrupt and is kept as \(lost), and the keyring cannot be reached to recover the identifier; reconnect to the keyring, or delete \(lost) to start over")
+                    throw .backupUnreadable(
+                        path: backup?.path ?? "",
+                        reason:
+                            "it was corrupt and is kept as \(lost), and the keyring cannot be reached to recover the identifier; reconnect to the keyring, or delete \(lost) to start over"
+                    )
                 }
                 return nil  // no Secret Service at all: the headless default may be made
             }

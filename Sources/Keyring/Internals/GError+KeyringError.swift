@@ -19,24 +19,38 @@ extension KeyringError {
 
         if domain == kr_io_error_quark() {
             switch GIOErrorEnum(rawValue: UInt32(code)) {
-            case G_IO_ERROR_CANCELLED: self = .cancelled; return
-            case G_IO_ERROR_TIMED_OUT: self = .timedOut(seconds: 25); return
+            case G_IO_ERROR_CANCELLED:
+                self = .cancelled
+                return
+            case G_IO_ERROR_TIMED_OUT:
+                self = .timedOut(seconds: 25)
+                return
             case G_IO_ERROR_CLOSED, G_IO_ERROR_BROKEN_PIPE, G_IO_ERROR_CONNECTION_CLOSED:
-                self = .noSessionBus(detail: "the connection was closed"); return
+                self = .noSessionBus(detail: "the connection was closed")
+                return
             default:
-                if phase == .connecting { self = .noSessionBus(detail: message); return }
+                if phase == .connecting {
+                    self = .noSessionBus(detail: message)
+                    return
+                }
             }
         }
         if domain == kr_dbus_error_quark() {
             switch GDBusError(rawValue: UInt32(code)) {
             case G_DBUS_ERROR_SERVICE_UNKNOWN, G_DBUS_ERROR_NAME_HAS_NO_OWNER:
-                self = .noSecretService; return
+                self = .noSecretService
+                return
             case G_DBUS_ERROR_NO_REPLY, G_DBUS_ERROR_TIMEOUT, G_DBUS_ERROR_TIMED_OUT:
-                self = .timedOut(seconds: 25); return
+                self = .timedOut(seconds: 25)
+                return
             case G_DBUS_ERROR_NO_SERVER, G_DBUS_ERROR_FILE_NOT_FOUND, G_DBUS_ERROR_DISCONNECTED:
-                self = .noSessionBus(detail: message); return
+                self = .noSessionBus(detail: message)
+                return
             default:
-                if phase == .connecting, remoteName == nil { self = .noSessionBus(detail: message); return }
+                if phase == .connecting, remoteName == nil {
+                    self = .noSessionBus(detail: message)
+                    return
+                }
             }
         }
         if domain == kr_secret_error_quark() && code == Int32(SECRET_ERROR_IS_LOCKED.rawValue)

@@ -69,7 +69,9 @@ struct ServiceCall: ~Copyable {
         return try outcome.get()
     }
 
-    private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) -> UnsafeMutablePointer<SecretService> {
+    private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) -> UnsafeMutablePointer<
+        SecretService
+    > {
         if let problem = BusEnvironment.problem() { throw problem }
         let service = try throwingGError(.connecting) {
             secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, $0)
