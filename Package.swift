@@ -16,7 +16,7 @@ let package = Package(
             providers: [.apt(["libsecret-1-dev"])]
         ),
         .target(name: "Keyring", dependencies: ["CLibSecret"]),
-        .target(name: "DeviceIdentity", dependencies: ["Keyring", "CLibSecret"]),
+        .target(name: "DeviceIdentity", dependencies: ["Keyring"]),
         .executableTarget(name: "idtool", dependencies: ["Keyring", "DeviceIdentity"]),
         // The subprocess runner the test targets share; not part of any product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

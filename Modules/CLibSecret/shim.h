@@ -30,6 +30,11 @@ static inline GVariant *kr_variant_string_tuple(const char *value) {
     return g_variant_new("(s)", value);
 }
 
+/// `(su)` tuple for RequestName (name, flags).
+static inline GVariant *kr_variant_name_flags_tuple(const char *name, guint32 flags) {
+    return g_variant_new("(su)", name, flags);
+}
+
 /// Reads the `u` out of a `(u)` reply; 0 when the reply has another shape.
 static inline guint32 kr_variant_tuple_u32(GVariant *reply) {
     guint32 value = 0;

@@ -1,4 +1,4 @@
-internal import CLibSecret
+@_spi(KeyringIdentityInternals) import Keyring
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -33,15 +33,9 @@ public enum AppSpecificMachineID {
             throw Unavailable(reason: "the app key is not a 128-bit UUID (32 hex digits, dashed or not)")
         }
         let machine = try machineID(at: machineIDPath)
-        var digest = [UInt8](repeating: 0, count: 32)
-        var digestLength = gsize(digest.count)
-        let hmac = machine.bytes.withUnsafeBufferPointer { machineBytes in
-            g_hmac_new(G_CHECKSUM_SHA256, machineBytes.baseAddress, gsize(machineBytes.count))
+        guard let digest = Digest.hmacSHA256(key: machine.bytes, message: key.bytes) else {
+            throw Unavailable(reason: "GLib could not create an HMAC")
         }
-        guard let hmac else { throw Unavailable(reason: "GLib could not create an HMAC") }
-        defer { g_hmac_unref(hmac) }
-        key.bytes.withUnsafeBufferPointer { g_hmac_update(hmac, $0.baseAddress, gssize($0.count)) }
-        g_hmac_get_digest(hmac, &digest, &digestLength)
         var result = UUIDBytes(Array(digest.prefix(16)))
         result.stamp(version: 4)
         return result

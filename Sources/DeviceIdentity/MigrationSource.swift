@@ -93,10 +93,8 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
         case .keyringItem(let attributes):
             do throws(KeyringError) {
                 let items = try keyring.search(attributes).filter { $0.attributes["identity-scope"] == nil }
-                guard let readable = items.first(where: { !$0.isLocked }) else {
-                    if !items.isEmpty { throw .locked(itemExists: true) }
-                    return .absent
-                }
+                if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+                guard let readable = items.first else { return .absent }
                 bytes = try keyring.secret(of: readable)
                 item = readable
             } catch {
@@ -104,12 +102,17 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
             }
         case .secretStore(let identifier, let group):
             do throws(KeyringError) {
-                bytes = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).data(forKey: .valueData)
+                let found = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).storedItem()
+                bytes = found?.value
+                item = found?.item
             } catch {
                 throw .keyring(error)
             }
-        case .file(let path), .machineID(let path):
+        case .file(let path):
             bytes = try readFile(path)
+        case .machineID(let path):
+            bytes = try readFile(path)
+            if let bytes, let problem = Self.machineIDProblem(bytes) { return .rejected(reason: problem) }
         }
         guard let bytes else { return .absent }
         switch IdentifierText.normalize(bytes) {
@@ -122,20 +125,27 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     func removeLegacy(item: KeyringItem?, keyring: Keyring) throws(IdentityError) {
         guard removesLegacyCopy else { return }
         switch kind {
-        case .keyringItem:
+        case .keyringItem, .secretStore:
+            // Exactly the item the value was read from; other clients' items stay.
             guard let item else { return }
             do throws(KeyringError) { try keyring.delete(item: item) } catch { throw .keyring(error) }
-        case .secretStore(let identifier, let group):
-            do throws(KeyringError) {
-                try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).reset()
-            } catch {
-                throw .keyring(error)
-            }
         case .file(let path):
             if unlink(path) != 0 && errno != ENOENT { throw unreadable(Errno.text(errno)) }
         case .machineID:
             return
         }
+    }
+
+    /// Why a machine-id file's content is no machine ID: systemd writes "uninitialized" during
+    /// early boot, and containers often carry all zeros. Either would give every such machine
+    /// the same identifier.
+    static func machineIDProblem(_ bytes: Data) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+        guard text.utf8.count == 32, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            return "it is not a machine ID (32 lowercase hex digits), e.g. \"uninitialized\""
+        }
+        if text.utf8.allSatisfy({ $0 == 48 }) { return "it is all zeros" }
+        return nil
     }
 
     private func readFile(_ path: String) throws(IdentityError) -> Data? {

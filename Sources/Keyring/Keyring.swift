@@ -40,10 +40,11 @@ public struct Keyring: Sendable {
         }
     }
 
-    /// The secret of the oldest readable item matching `attributes`.
+    /// The secret of the oldest item matching `attributes`.
     /// - Parameter attributes: the attributes to match; at least one is required.
     /// - Returns: the secret bytes, or nil when no item matches.
-    /// - Throws: `KeyringError.locked` when a matching item exists but is locked, or when nothing
+    /// - Throws: `KeyringError.locked` when any matching item is locked (even when another match
+    ///   could be read: a locked original never loses to a readable twin), or when nothing
     ///   matches and the default collection is locked (a locked keyring is never reported as empty).
     public func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try lookup(attributes, cancellation: nil)
@@ -56,7 +57,7 @@ public struct Keyring: Sendable {
         }
     }
 
-    /// The oldest readable item matching `attributes`, with its secret, in one call.
+    /// The oldest item matching `attributes` (in `KeyringItem.isOlder` order), with its secret, in one call.
     /// - Parameter attributes: the attributes to match; at least one is required.
     /// - Returns: the item and its secret bytes, or nil when no item matches.
     /// - Throws: `KeyringError.locked` as `lookup(_:)` does, or another `KeyringError`.
@@ -95,10 +96,59 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(contentType, what: "the content type")
         try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
-            try CreateLock.withLock { () throws(KeyringError) in
+            try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
             }
+        }
+    }
+
+    /// Creates an item only when none matching `matching` exists; otherwise returns the existing
+    /// one and changes nothing. Safe between processes that share nothing but the keyring: the
+    /// check and the creation run under a lock on the session bus that every client shares.
+    ///
+    /// Use it for values that must never be overwritten once handed out, such as identifiers.
+    /// - Parameters:
+    ///   - secret: the bytes to store when absent.
+    ///   - attributes: the new item's attributes; at least one is required.
+    ///   - matching: the attributes that make an item count as present; nil means `attributes`.
+    ///   - label: the label shown in keyring managers.
+    ///   - contentType: the secret's MIME type.
+    /// - Returns: `.inserted`, or `.existing` with the oldest matching item and its secret.
+    /// - Throws: `KeyringError.locked` when a matching item is locked (nothing is created),
+    ///   `.noDefaultCollection`, or another `KeyringError`.
+    public func insertIfAbsent(
+        _ secret: Data, attributes: [String: String], matching: [String: String]? = nil, label: String,
+        contentType: String = "text/plain"
+    ) throws(KeyringError) -> InsertOutcome {
+        let matching = matching ?? attributes
+        try AttributeRules.validate(attributes, requireOne: true)
+        try AttributeRules.validate(matching, requireOne: true)
+        try AttributeRules.validateText(label, what: "the label")
+        try AttributeRules.validateText(contentType, what: "the content type")
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> InsertOutcome in
+            try call.withCreationLock(for: matching) { () throws(KeyringError) -> InsertOutcome in
+                if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
+                let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+                // Converge even if the lock was bypassed (an old client): the oldest item wins.
+                if let winner = try call.readFirst(try call.search(matching)), winner.item.objectPath != path {
+                    return .existing(item: winner.item, secret: winner.bytes)
+                }
+                return .inserted
+            }
+        }
+    }
+
+    /// The secret when exactly one item matches and it can be read: one SearchItems and one
+    /// GetSecrets call. Nil for no match, several matches or a locked match (read those with
+    /// `search(_:)`). For DeviceIdentity's common path; not public API.
+    @_spi(KeyringIdentityInternals)
+    public func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
+        try AttributeRules.validate(attributes, requireOne: true)
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
+            let paths = try call.searchPaths(attributes)
+            guard paths.unlocked.count == 1, paths.locked.isEmpty else { return nil }
+            return try call.secret(at: paths.unlocked[0])?.bytes
         }
     }
 
@@ -181,9 +231,9 @@ public struct Keyring: Sendable {
 }
 
 extension ServiceCall {
-    /// The secret of the oldest readable match. A single unlocked match (the usual case) is read
-    /// with SearchItems + GetSecrets, as libsecret's own lookup does; only several matches, or
-    /// locked ones, need each item's properties to choose.
+    /// The secret of the oldest match. A single unlocked match (the usual case) is read with
+    /// SearchItems + GetSecrets, as libsecret's own lookup does; only several matches need each
+    /// item's properties to choose.
     func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         let paths = try searchPaths(attributes)
         if paths.unlocked.count == 1, paths.locked.isEmpty,
@@ -204,20 +254,20 @@ extension ServiceCall {
             attributes["xdg:schema"] == nil ? item.filter { $0.key != "xdg:schema" } : item
         }
         let exact = try search(attributes).filter { comparable($0.attributes) == attributes }
-        guard let item = exact.first(where: { !$0.isLocked }) else {
-            if !exact.isEmpty { throw .locked(itemExists: true) }
-            return false
-        }
+        if exact.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+        guard let item = exact.first else { return false }
         try updateItem(at: item.objectPath, secret: (secret, contentType), label: label)
         return true
     }
 
-    /// The oldest unlocked item's secret. Locked matches, or a miss in a locked default
-    /// collection, throw `.locked` rather than read as absent. An item deleted between the
+    /// The oldest item's secret. Any locked match throws `.locked`, even when a younger match is
+    /// readable: a locked original must never lose to a readable twin. A miss in a locked default
+    /// collection throws `.locked` too, rather than read as absent. An item deleted between the
     /// search and the read (a concurrent reset) is skipped, not reported as locked.
     func readFirst(_ items: [KeyringItem]) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
+        if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
         var remaining = items
-        for item in items where !item.isLocked {
+        for item in items.sorted(by: KeyringItem.isOlder) {
             if let (bytes, contentType) = try secretOfExistingItem(at: item.objectPath) { return (item, bytes, contentType) }
             remaining.removeAll { $0.objectPath == item.objectPath }
         }

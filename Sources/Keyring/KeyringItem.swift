@@ -22,6 +22,42 @@ public struct KeyringItem: Sendable, Hashable {
     public let modified: Date?
 }
 
+/// What `Keyring.insertIfAbsent` did.
+public enum InsertOutcome: Sendable, Equatable {
+    /// No matching item existed; the new one was created.
+    case inserted
+    /// A matching item already existed and was left as it is: the oldest one, with its secret.
+    case existing(item: KeyringItem, secret: Data)
+}
+
+extension KeyringItem {
+    /// The order every read uses to pick one of several matches: the oldest first, so a twin that
+    /// appears later never displaces a value already handed out. Items created in the same second
+    /// are ordered by object path, comparing numeric parts as numbers (gnome-keyring numbers the
+    /// items of a collection in creation order), so every process picks the same one.
+    /// - Parameters:
+    ///   - lhs: an item.
+    ///   - rhs: another item.
+    /// - Returns: true when `lhs` comes first.
+    public static func isOlder(_ lhs: KeyringItem, _ rhs: KeyringItem) -> Bool {
+        let left = lhs.created ?? .distantPast
+        let right = rhs.created ?? .distantPast
+        if left != right { return left < right }
+        return pathOrder(lhs.objectPath, rhs.objectPath)
+    }
+
+    /// Compares two object paths element by element; all-digit elements compare as numbers.
+    static func pathOrder(_ lhs: String, _ rhs: String) -> Bool {
+        let left = lhs.split(separator: "/", omittingEmptySubsequences: false)
+        let right = rhs.split(separator: "/", omittingEmptySubsequences: false)
+        for (a, b) in zip(left, right) where a != b {
+            if let x = UInt64(a), let y = UInt64(b) { return x < y }
+            return a < b
+        }
+        return left.count < right.count
+    }
+}
+
 /// What `Keyring.status()` found: whether the Secret Service answers, who provides it, and
 /// the state of the default collection.
 public struct ServiceStatus: Sendable, Equatable {

@@ -87,10 +87,25 @@ public struct SecretStore: Sendable {
         try write(try Self.payload(data, forKey: key), forKey: key, cancellation: nil)
     }
 
-    /// Removes the item. Afterwards `object(forKey:)` is nil for every key. Removing an absent item succeeds.
-    /// - Throws: `KeyringError.locked` when the item exists but is locked (nothing is removed), or another `KeyringError`.
+    /// Removes the item this wrapper reads and writes (and exact copies of it), and nothing else.
+    /// Removing an absent item succeeds.
+    ///
+    /// Other clients' items that share the identifier but differ in another attribute, such as
+    /// `secret-tool`'s `service S username bob` beside this wrapper's `username alice`, are left
+    /// alone; a later read may then return one of those.
+    /// - Throws: `KeyringError.locked` when a matching item is locked (nothing is removed), or another `KeyringError`.
     public func reset() throws(KeyringError) {
         try reset(cancellation: nil)
+    }
+
+    /// The item this wrapper reads and writes, with its value: the oldest item that carries this
+    /// identifier (and group). One call, so the item and the value belong together.
+    /// - Returns: the item and its secret bytes, or nil when there is none.
+    /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
+    public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
+        try ServiceCall.run(timeout: keyring.timeout) { call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
+            try call.readFirst(try call.search(searchAttributes).filter(owns)).map { ($0.item, $0.bytes) }
+        }
     }
 
     /// Decodes a JSON-encoded `Decodable` value stored in `.valueData`.
@@ -158,7 +173,8 @@ extension SecretStore {
         try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
             if key == .valueData { return try readValue(call) }
             let items = try call.search(searchAttributes).filter(owns)
-            guard let item = items.first(where: { !$0.isLocked }) else {
+            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            guard let item = items.first else {
                 try call.throwIfLockedMiss(items)
                 return nil
             }
@@ -185,6 +201,11 @@ extension SecretStore {
         return found.bytes
     }
 
+    /// Attributes without libsecret's schema stamp, which gnome-keyring rewrites on its own.
+    static func comparable(_ attributes: [String: String]) -> [String: String] {
+        attributes.filter { $0.key != "xdg:schema" }
+    }
+
     /// Names this wrapper's item in the path cache; NUL cannot occur in either part.
     var cacheKey: String { identifier + "\u{0}" + (accessGroup.map { "g:" + $0 } ?? "-") }
 
@@ -198,8 +219,9 @@ extension SecretStore {
         }
         try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
             if try update(call, payload, forKey: key) { return }
-            // First write: hold a cross-process lock so two processes never create two items.
-            try CreateLock.withLock { () throws(KeyringError) in
+            // First write: the creation lock (shared by every client of the keyring) means two
+            // processes never create two items.
+            try call.withCreationLock(for: searchAttributes) { () throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
                 try create(call, payload, forKey: key)
             }
@@ -209,7 +231,8 @@ extension SecretStore {
     /// Updates the existing item; false when there is none. A locked one throws.
     func update(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) -> Bool {
         let items = try call.search(searchAttributes).filter(owns)
-        if let item = items.first(where: { !$0.isLocked }) {
+        if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+        if let item = items.first {
             switch (key, payload) {
             case (_, .secret(let bytes, let type)): try call.updateItem(at: item.objectPath, secret: (bytes, type))
             case (.label, .text(let text)): try call.updateItem(at: item.objectPath, label: text)
@@ -220,7 +243,6 @@ extension SecretStore {
             }
             return true
         }
-        if !items.isEmpty { throw .locked(itemExists: true) }
         return false
     }
 
@@ -244,7 +266,12 @@ extension SecretStore {
         try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
             let items = try call.search(searchAttributes).filter(owns)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
-            for item in items { try call.deleteItem(at: item.objectPath) }
+            guard let target = items.first else { return }
+            // The item reads use, and copies of it that differ at most in the schema stamp.
+            let same = Self.comparable(target.attributes)
+            for item in items where item.objectPath == target.objectPath || Self.comparable(item.attributes) == same {
+                try call.deleteItem(at: item.objectPath)
+            }
         }
     }
 }

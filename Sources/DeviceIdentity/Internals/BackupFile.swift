@@ -1,4 +1,4 @@
-internal import CLibSecret
+@_spi(KeyringIdentityInternals) import Keyring
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -30,9 +30,7 @@ struct BackupRecord: Codable, Equatable {
     }
 
     static func checksum(_ identifier: String) -> String {
-        guard let raw = g_compute_checksum_for_string(G_CHECKSUM_SHA256, identifier, -1) else { return "" }
-        defer { g_free(raw) }
-        return String(cString: raw)
+        Digest.sha256Hex(Array(identifier.utf8))
     }
 }
 

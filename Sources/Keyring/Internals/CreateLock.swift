@@ -2,26 +2,21 @@
 import Glibc
 #endif
 
-/// A per-user `flock` held while a `SecretStore` creates its item, so two processes writing a
-/// new item at once end with one item: the second finds the first's item under the lock and
-/// updates it. Lives in `$XDG_RUNTIME_DIR` (private to the user); without it, creation goes
-/// ahead unlocked and relies on the service's replace-on-identical-attributes.
+/// The fallback creation lock: a per-user `flock` in `$XDG_RUNTIME_DIR`, used only when the bus
+/// refuses the creation lock's name. Without a runtime directory, creation goes ahead, and reads
+/// settle any twin on the oldest item.
 enum CreateLock {
-    static func withLock(_ body: () throws(KeyringError) -> Void) throws(KeyringError) {
+    static func withLock<T>(until deadline: ContinuousClock.Instant, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         let fd = openLockFile()
         defer { if fd >= 0 { close(fd) } }  // closing releases the lock
         if fd >= 0 {
-            // Bounded wait: a creation takes milliseconds. A holder stuck for 5 s is reported as a
-            // timeout rather than raced (going ahead unlocked could create a second item).
-            var waited: UInt32 = 0
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 guard errno == EWOULDBLOCK || errno == EINTR else { break }
-                if waited >= 5_000_000 { throw .timedOut(seconds: 5) }
+                if ContinuousClock.now >= deadline { throw .timedOut(seconds: 0) }
                 usleep(2000)
-                waited += 2000
             }
         }
-        try body()
+        return try body()
     }
 
     private static func openLockFile() -> Int32 {

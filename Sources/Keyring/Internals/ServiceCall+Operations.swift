@@ -22,7 +22,7 @@ extension ServiceCall {
                 if let item = try properties(at: path, isLocked: isLocked) { items.append(item) }
             }
         }
-        return items.sorted { ($0.created ?? .distantPast, $0.objectPath) < ($1.created ?? .distantPast, $1.objectPath) }
+        return items.sorted(by: KeyringItem.isOlder)
     }
 
     /// The object paths of matching items, unlocked and locked: one SearchItems call.
@@ -50,7 +50,7 @@ extension ServiceCall {
         var error: UnsafeMutablePointer<GError>? = nil
         let reply = g_dbus_connection_call_sync(
             connection, name, path, "org.freedesktop.DBus.Properties", "GetAll", kr_item_interface_tuple(), nil,
-            G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellable, &error)
+            G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds, cancellable, &error)
         if let error {
             defer { g_error_free(error) }
             if Self.isNoSuchObject(error) { return nil }
@@ -232,7 +232,7 @@ extension ServiceCall {
         var error: UnsafeMutablePointer<GError>? = nil
         let reply = g_dbus_connection_call_sync(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-            "GetConnectionUnixProcessID", kr_variant_string_tuple(owner), nil, G_DBUS_CALL_FLAGS_NONE, 2000,
+            "GetConnectionUnixProcessID", kr_variant_string_tuple(owner), nil, G_DBUS_CALL_FLAGS_NONE, min(2000, remainingMilliseconds),
             cancellable, &error)
         if let error { g_error_free(error) }
         guard let reply else { return nil }

@@ -22,11 +22,21 @@ private let serviceGate = Mutex<Void>(())
 struct ServiceCall: ~Copyable {
     let cancellable: UnsafeMutablePointer<GCancellable>
     let service: UnsafeMutablePointer<SecretService>
+    /// When the whole public operation must end; every D-Bus call gets the time left until then.
+    let deadline: ContinuousClock.Instant
+
+    /// Milliseconds left until the deadline, for GDBus timeouts (at least 1: 0 or -1 mean "default").
+    var remainingMilliseconds: Int32 {
+        let left = ContinuousClock.now.duration(to: deadline)
+        let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(1, milliseconds))
+    }
 
     /// Runs `body` against the process's Secret Service, within `timeout`.
     ///
     /// A stale connection (the daemon restarted, so the cached session is gone) is dropped and
-    /// the operation retried once on a fresh one.
+    /// the operation retried once on a fresh one, within the same deadline: `timeout` bounds the
+    /// whole operation, retry included.
     @discardableResult
     static func run<T>(
         timeout: Duration,
@@ -34,20 +44,24 @@ struct ServiceCall: ~Copyable {
         _ body: (borrowing ServiceCall) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let deadline = ContinuousClock.now + timeout
         func attempt() throws(KeyringError) -> T {
+            let left = ContinuousClock.now.duration(to: deadline)
+            if left <= .zero { throw .timedOut(seconds: seconds) }
+            let leftSeconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
             let cancellation = cancellation ?? Cancellation()
             let timedOut = Atomic<Bool>(false)
             return try withExtendedLifetime(cancellation) { () throws(KeyringError) -> T in
-                let deadline = DispatchWorkItem { [cancellation] in
+                let timer = DispatchWorkItem { [cancellation] in
                     timedOut.store(true, ordering: .sequentiallyConsistent)
                     cancellation.cancel()
                 }
-                DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline)
-                defer { deadline.cancel() }
+                DispatchQueue.global().asyncAfter(deadline: .now() + leftSeconds, execute: timer)
+                defer { timer.cancel() }
                 do throws(KeyringError) {
                     let service = try connect(cancellation.pointer)
                     defer { g_object_unref(service) }
-                    return try body(ServiceCall(cancellable: cancellation.pointer, service: service))
+                    return try body(ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline))
                 } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
                     throw .timedOut(seconds: seconds)
                 } catch .timedOut {

@@ -1,0 +1,85 @@
+internal import CLibSecret
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The lock every creation of an item runs under, so that "create if still absent" holds between
+/// processes that share nothing but the keyring: a Flatpak beside a host app, cron without
+/// pam_systemd, two versions of one app.
+///
+/// It is a well-known name on the session bus, owned with `RequestName(DO_NOT_QUEUE)`: every
+/// client of the keyring shares that bus, whatever its file system view, and the bus releases
+/// the name when its owner dies. Where the bus refuses the name (a filtering proxy), the per-user
+/// `flock` in `$XDG_RUNTIME_DIR` stands in. In-process exclusion comes from the service gate,
+/// which `ServiceCall.run` holds throughout.
+extension ServiceCall {
+    /// Runs `body` while holding the creation lock for `attributes`, waiting until the deadline.
+    func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+        let name = Self.lockName(for: attributes)
+        switch try acquireBusName(name) {
+        case .acquired:
+            defer { releaseBusName(name) }
+            return try body()
+        case .alreadyOwned:
+            return try body()
+        case .refused:
+            return try CreateLock.withLock(until: deadline, body)
+        }
+    }
+
+    /// `io.keyringidentity.Create.h<hash>`: the hash covers the attributes in a canonical order,
+    /// so every process locking the same item computes the same name.
+    static func lockName(for attributes: [String: String]) -> String {
+        let canonical = attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
+        return "io.keyringidentity.Create.h" + Digest.sha256Hex(Array(canonical.utf8)).prefix(40)
+    }
+
+    private enum Acquisition { case acquired, alreadyOwned, refused }
+
+    private func acquireBusName(_ name: String) throws(KeyringError) -> Acquisition {
+        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else {
+            throw .noSessionBus(detail: "the connection was closed")
+        }
+        var pause: UInt32 = 1000
+        while true {
+            var error: UnsafeMutablePointer<GError>? = nil
+            let reply = g_dbus_connection_call_sync(
+                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+                kr_variant_name_flags_tuple(name, 4 /* DBUS_NAME_FLAG_DO_NOT_QUEUE */), nil, G_DBUS_CALL_FLAGS_NONE,
+                remainingMilliseconds, cancellable, &error)
+            if let error {
+                defer { g_error_free(error) }
+                let remote = g_dbus_error_get_remote_error(error).map { name -> String in
+                    defer { g_free(name) }
+                    return String(cString: name)
+                }
+                if remote == "org.freedesktop.DBus.Error.AccessDenied" { return .refused }
+                throw KeyringError(gError: error, phase: .talking)
+            }
+            let code = kr_variant_tuple_u32(reply)
+            if let reply { g_variant_unref(reply) }
+            switch code {
+            case 1: return .acquired  // PRIMARY_OWNER
+            case 4: return .alreadyOwned  // ALREADY_OWNER: a nested creation in this process
+            default: break  // EXISTS: another process is creating
+            }
+            if g_cancellable_is_cancelled(cancellable) != 0 { throw .cancelled }
+            if ContinuousClock.now >= deadline { throw .timedOut(seconds: 0) }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
+        }
+    }
+
+    private func releaseBusName(_ name: String) {
+        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else { return }
+        // Not cancellable: a lock must be released even when the operation was cancelled. If this
+        // fails the bus still releases the name when the connection closes.
+        var error: UnsafeMutablePointer<GError>? = nil
+        let reply = g_dbus_connection_call_sync(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
+            kr_variant_string_tuple(name), nil, G_DBUS_CALL_FLAGS_NONE, 2000, nil, &error)
+        if let error { g_error_free(error) }
+        if let reply { g_variant_unref(reply) }
+    }
+}
