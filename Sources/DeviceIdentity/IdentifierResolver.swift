@@ -91,7 +91,7 @@ public struct IdentifierResolver: Sendable {
         self.migrations = migrations
         self.keyring = keyring
         switch backup {
-        case .standard: self.backup = BackupFile(directory: BackupFile.defaultDirectory(for: scope), scope: scope)
+        case .standard: self.backup = BackupFile(directory: BackupFile.defaultDirectory(for: scope), scope: scope, isStandard: true)
         case .directory(let directory):
             guard directory.hasPrefix("/") else { throw .invalidArgument("the backup directory must be an absolute path") }
             self.backup = BackupFile(directory: directory, scope: scope)
@@ -150,43 +150,56 @@ public struct IdentifierResolver: Sendable {
     /// Removes this scope's identifier from the keyring and the backup file, and nothing of any
     /// other scope. The next resolve makes (or migrates) a new one.
     ///
-    /// In a headless session (no bus configured, or no Secret Service) the keyring cannot be
-    /// reached; the reset is then recorded next to the backup file and completed in the keyring
-    /// the next time it is reachable, so the old identifier never comes back.
+    /// The keyring keeps a small reset record (checksums of reset identifiers, never the
+    /// identifiers), so a backup file in another environment, such as another app of a vendor
+    /// group with its own state directory, never writes a reset identifier back.
+    ///
+    /// When the keyring cannot be reached (no bus, or no Secret Service yet), the reset is
+    /// recorded next to the backup file and completed the next time the keyring answers: then
+    /// only the identifier it recorded is removed, never a newer one.
     /// - Throws: `IdentityError.keyring` when the keyring is locked, broken or does not answer
     ///   (then nothing is removed).
     public func reset() throws(IdentityError) {
-        try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) in
+        let budget = Budget(timeout: keyring?.timeout ?? .seconds(25), keyring: keyring)
+        try lock.withLock(until: budget.deadline, timeout: budget.seconds) { () throws(IdentityError) in
             // Marker first: if anything below fails or the process dies, the old identifier stays
             // void (the marker records its checksum) instead of being restored from a leftover copy.
-            let hadPending = backup?.hasPendingReset ?? false
+            let previous = backup?.pendingReset()
+            var backupChecksum: String?
+            if case .present(let record) = backup?.read(quarantine: false) { backupChecksum = record.checksum }
             if keyring != nil, let backup {
-                var void: String?
-                if case .present(let record) = backup.read(quarantine: false) { void = record.checksum }
-                try backup.markPendingReset(voidChecksum: void ?? backup.pendingResetChecksum())
+                try backup.markPendingReset(voidChecksum: backupChecksum ?? previous?.voidChecksum)
             }
             var reachedKeyring = false
-            if let keyring {
+            if keyring != nil {
                 do throws(KeyringError) {
-                    try keyring.delete(scope.keyringAttributes)
+                    let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+                    var voided = Set([backupChecksum, previous?.voidChecksum].compactMap { $0 })
+                    for (item, secret) in all {
+                        try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) }
+                        voided.insert(BackupRecord.checksum(String(decoding: secret, as: UTF8.self)))
+                    }
+                    try recordReset(voided, budget: budget)
                     reachedKeyring = true
                 } catch {
-                    guard case .unavailable = Self.classify(error), backup != nil else {
+                    // No keyring to reach: the reset stays pending and completes when it answers.
+                    var canWait = false
+                    switch classify(error) {
+                    case .headless, .unreachable: canWait = backup != nil
+                    default: break
+                    }
+                    if !canWait {
                         // Nothing was removed: take back a marker this call wrote.
-                        if !hadPending { try? backup?.clearPendingReset() }
+                        if previous == nil { try? backup?.clearPendingReset() }
                         throw .keyring(error)
                     }
                 }
             }
             try backup?.delete()
+            backup?.removeQuarantinedFiles()
             if reachedKeyring { try backup?.clearPendingReset() }
             cache.clear()
         }
-    }
-
-    var lockTimeout: Double {
-        let timeout = keyring?.timeout ?? .seconds(25)
-        return Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
     }
 }
 

@@ -6,6 +6,13 @@ import Keyring
 public enum IdentityError: Error, Sendable, Equatable {
     /// The keyring could not answer and no other store could stand in for it.
     case keyring(KeyringError)
+    /// A Secret Service served this user's identifiers before, and none can be reached now (no
+    /// bus, or nothing owns `org.freedesktop.secrets` yet: a login race, KeePassXC not started).
+    /// That is a temporary failure, not absence, so nothing new was made.
+    case keyringUnreachable(KeyringError)
+    /// The keyring holds no identifier and the backup file was corrupt, so the identifier may be
+    /// lost. Nothing new is made until the user resets (which starts over) or restores the backup.
+    case backupCorrupt(path: String, reason: String)
     /// The backup file exists but could not be read; it is not treated as absent.
     case backupUnreadable(path: String, reason: String)
     /// The backup file could not be written where it was the only store.
@@ -30,6 +37,12 @@ extension IdentityError: CustomStringConvertible {
         switch self {
         case .keyring(let error):
             return error.description
+        case .keyringUnreachable(let error):
+            return
+                "the keyring that holds this user's identifiers cannot be reached now (\(error)); nothing new was made: start or unlock the keyring (log in to the desktop session), then retry"
+        case .backupCorrupt(let path, let reason):
+            return
+                "the keyring holds no identifier and the backup file \(path) was corrupt (\(reason)), so the identifier may be lost: restore the backup, or run reset to start over with a new identifier"
         case .backupUnreadable(let path, let reason):
             return "the backup file \(path) cannot be read (\(reason)): fix its permissions or move it aside, then retry"
         case .backupUnwritable(let path, let reason):

@@ -72,6 +72,27 @@ public struct Keyring: Sendable {
         }
     }
 
+    /// Every item matching `attributes`, each with its secret, oldest first (`KeyringItem.isOlder`).
+    /// For callers that must see twins: several items that answer the same query.
+    /// - Parameter attributes: the attributes to match; at least one is required.
+    /// - Returns: the items and their secret bytes; empty when nothing matches.
+    /// - Throws: `KeyringError.locked` when any match is locked, or when nothing matches and the
+    ///   default collection is locked; or another `KeyringError`.
+    public func readAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
+        try AttributeRules.validate(attributes, requireOne: true)
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
+            let items = try call.search(attributes)
+            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            var result: [(item: KeyringItem, secret: Data)] = []
+            for item in items {
+                // Deleted between the search and this read: not there any more.
+                if let (bytes, _) = try call.secretOfExistingItem(at: item.objectPath) { result.append((item, bytes)) }
+            }
+            if result.isEmpty { try call.throwIfLockedMiss([]) }
+            return result
+        }
+    }
+
     /// Stores `secret` under exactly `attributes` in the default collection. An item whose
     /// attributes are exactly these gets the new secret and label; any other item is left alone.
     /// (libsecret's own replace flag would also overwrite items that merely include these

@@ -20,6 +20,25 @@ public struct KeyringItem: Sendable, Hashable {
     public let created: Date?
     /// When the item was last modified, if the service says.
     public let modified: Date?
+
+    /// Creates an item value, e.g. to test code that decides between items.
+    /// - Parameters:
+    ///   - objectPath: the D-Bus object path.
+    ///   - attributes: the lookup attributes.
+    ///   - label: the display label.
+    ///   - isLocked: whether its collection is locked.
+    ///   - created: when it was created.
+    ///   - modified: when it was last modified.
+    public init(
+        objectPath: String, attributes: [String: String], label: String, isLocked: Bool, created: Date?, modified: Date?
+    ) {
+        self.objectPath = objectPath
+        self.attributes = attributes
+        self.label = label
+        self.isLocked = isLocked
+        self.created = created
+        self.modified = modified
+    }
 }
 
 /// What `Keyring.insertIfAbsent` did.

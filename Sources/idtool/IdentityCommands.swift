@@ -184,9 +184,9 @@ enum IdentityCommands {
         switch error {
         case .keyring(let keyringError): return ExitCode(keyringError)
         case .invalidArgument: return .usage
-        case .lockTimedOut: return .temporaryFailure
+        case .lockTimedOut, .keyringUnreachable: return .temporaryFailure
         case .verificationFailed: return .software
-        case .backupUnreadable, .backupUnwritable, .lockUnavailable, .policyUnavailable, .migrationSourceUnreadable:
+        case .backupUnreadable, .backupCorrupt, .backupUnwritable, .lockUnavailable, .policyUnavailable, .migrationSourceUnreadable:
             return .unavailable
         }
     }

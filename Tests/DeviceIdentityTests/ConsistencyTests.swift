@@ -112,7 +112,7 @@ struct ConsistencyTests {
         defer { if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) } }
         // In-process GLib keeps its live connection, so prove the classification directly.
         #expect(Keyring.isSessionBusConfigured)
-        guard case .failed = IdentifierResolver.classify(.noSessionBus(detail: "stale")) else {
+        guard case .failed = try fixture.resolver().classify(.noSessionBus(detail: "stale")) else {
             Issue.record("a configured bus that fails must count as failed")
             return
         }

@@ -108,9 +108,9 @@ enum FaultTable {
               outcome: "rejected and reported; nothing adopted, legacy copy untouched; idtool migrate exits 65", exit: 65, kept: .none),
         // Security
         .init(id: "sec.permissions", area: "security", scenario: "backup permissions, also when the directory pre-exists as 0755",
-              outcome: "file 0600, directory 0700", exit: 0, kept: .yes),
+              outcome: "file 0600; a directory it creates is 0700, one that existed keeps its mode (never chmod'ed)", exit: 0, kept: .yes),
         .init(id: "sec.symlinked-dir", area: "security", scenario: "the backup directory is a symlink to another directory",
-              outcome: "never written through; served from the keyring with a notice", exit: 0, kept: .yes),
+              outcome: "never read or written through; served from the keyring with a notice", exit: 0, kept: .yes),
         .init(id: "sec.no-identifier-in-stderr", area: "security", scenario: "every failing and degraded run in this suite",
               outcome: "stderr never contains the identifier or a secret", exit: 0, kept: .notApplicable),
         .init(id: "sec.no-secret-in-argv", area: "security", scenario: "a secret passed in argv to item set",

@@ -140,10 +140,15 @@ final class Sandbox {
         try? FileManager.default.removeItem(at: root)
     }
 
-    func backupDirectory(_ app: String) -> String { stateHome + "/" + app }
-    func backupPath(_ app: String, vendor: Bool = false) -> String {
-        backupDirectory(app) + (vendor ? "/vendor-identifier" : "/identifier")
+    /// The library's own per-scope state directory: `$XDG_STATE_HOME/keyring-identity/<kind>/<name>`.
+    func backupDirectory(_ name: String, vendor: Bool = false) -> String {
+        stateHome + "/keyring-identity/" + (vendor ? "vendor/" : "app/") + name
     }
+    func backupPath(_ name: String, vendor: Bool = false) -> String {
+        backupDirectory(name, vendor: vendor) + "/identifier"
+    }
+    /// Written once a Secret Service held an identifier for this user.
+    var keyringSeenMarker: String { stateHome + "/keyring-identity/keyring-seen" }
 
     /// The identifier in the backup file when it is a valid record, else nil.
     func backupIdentifier(_ app: String) -> String? {

@@ -34,6 +34,14 @@ struct BackupRecord: Codable, Equatable {
     }
 }
 
+/// A reset that could not reach the keyring yet.
+struct PendingReset: Equatable {
+    /// The checksum of the identifier it removes, when that was known.
+    var voidChecksum: String?
+    /// When it was made; keyring items created later are newer identifiers, never void.
+    var time: Date?
+}
+
 /// The backup file's state as read. Only `.absent` counts as absent.
 enum BackupState: Equatable {
     case present(BackupRecord)
@@ -52,22 +60,49 @@ struct BackupFile: Sendable {
     let path: String
     let scope: IdentifierScope
 
-    init(directory: String, scope: IdentifierScope) {
+    let fileName: String
+    /// True for the library's own per-scope directory.
+    let isStandard: Bool
+
+    /// A backup in `directory`. The standard directory is the scope's own, so the file is
+    /// `identifier`; a directory the caller chose may hold both scopes, so a vendor's file is
+    /// `vendor-identifier` there.
+    init(directory: String, scope: IdentifierScope, isStandard: Bool = false) {
         self.directory = directory
         self.scope = scope
-        self.path = directory + "/" + (scope.kind == "app" ? "identifier" : "vendor-identifier")
+        self.isStandard = isStandard
+        self.fileName = isStandard || scope.kind == "app" ? "identifier" : "vendor-identifier"
+        self.path = directory + "/" + fileName
     }
 
-    /// `$XDG_STATE_HOME/<name>`, falling back to `~/.local/state/<name>`.
+    /// `$XDG_STATE_HOME/keyring-identity/<kind>/<name>` (XDG_STATE_HOME defaults to
+    /// `~/.local/state`): the library's own directory, never another program's.
     static func defaultDirectory(for scope: IdentifierScope) -> String {
-        StateDirectories.stateHome() + "/" + scope.name
+        StateDirectories.libraryStateDirectory() + "/" + scope.kind + "/" + scope.name
     }
 
     /// Reads and validates the file. With `quarantine`, bad content is moved aside; without it
     /// (read-only runs such as `show`), it is only reported.
     func read(quarantine: Bool = true) -> BackupState {
         let moveAside = quarantine
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        // The directory itself must not be a symlink either: reading through one could serve
+        // another scope's or another user's file.
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if directoryFD < 0 {
+            let code = errno
+            switch code {
+            case ENOENT: return .absent
+            case ELOOP, ENOTDIR:
+                return .unreadable(reason: "its directory \(directory) is a symlink or not a directory; move it aside")
+            default: return .unreadable(reason: Errno.text(code))
+            }
+        }
+        defer { close(directoryFD) }
+        var directoryInfo = stat()
+        if fstat(directoryFD, &directoryInfo) == 0, directoryInfo.st_uid != geteuid() {
+            return .unreadable(reason: "its directory \(directory) is owned by another user; move it aside")
+        }
+        let fd = openat(directoryFD, fileName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             let code = errno
             switch code {
@@ -150,7 +185,7 @@ struct BackupFile: Sendable {
     /// A live writer's file, or one whose pid was reused, is left alone.
     func removeStaleTemporaries() {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        let prefix = path.lastComponent + ".tmp-"
+        let prefix = fileName + ".tmp-"
         for name in entries where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), pid > 0 else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + name) }
@@ -176,11 +211,16 @@ struct BackupFile: Sendable {
 
     static let quarantineMarker = ".corrupt-"
 
+    /// Removes the backups moved aside earlier: a reset means the user chose to start over.
+    func removeQuarantinedFiles() {
+        for file in quarantinedFiles() { unlink(file) }
+    }
+
     /// Backups moved aside earlier. While any exists, an unreachable keyring is not proof of
     /// absence: the lost backup may have held the identifier.
     func quarantinedFiles() -> [String] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        let prefix = path.lastComponent + Self.quarantineMarker
+        let prefix = fileName + Self.quarantineMarker
         return entries.filter { $0.hasPrefix(prefix) }.sorted().map { directory + "/" + $0 }
     }
 
@@ -192,20 +232,26 @@ struct BackupFile: Sendable {
     var hasPendingReset: Bool { access(pendingResetPath, F_OK) == 0 }
 
     /// Records a reset. `voidChecksum` is the checksum of the identifier the reset removes (never
-    /// the identifier itself), so a backup still holding it is known to be void.
-    func markPendingReset(voidChecksum: String?) throws(IdentityError) {
+    /// the identifier itself), so a backup still holding it is known to be void. The time is kept
+    /// too: when the value was unknown, only keyring items older than the reset are void.
+    func markPendingReset(voidChecksum: String?, at time: Date = Date()) throws(IdentityError) {
         try ensureDirectory()
         let fd = open(pendingResetPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw unwritable(Errno.text(errno)) }
         defer { close(fd) }
-        let text = Array((voidChecksum ?? "").utf8)
+        let text = Array("\(voidChecksum ?? "")\n\(Int(time.timeIntervalSince1970.rounded(.up)))\n".utf8)
         guard Glibc.write(fd, text, text.count) == text.count, fsync(fd) == 0 else { throw unwritable(Errno.text(errno)) }
     }
 
-    /// The checksum recorded by `markPendingReset`, or nil.
-    func pendingResetChecksum() -> String? {
-        guard let data = FileManager.default.contents(atPath: pendingResetPath), !data.isEmpty else { return nil }
-        return String(decoding: data, as: UTF8.self)
+    /// The reset recorded by `markPendingReset`, or nil when none is pending.
+    func pendingReset() -> PendingReset? {
+        guard case .success(let contents) = FileReading.contents(of: pendingResetPath, limit: 4096), let data = contents else {
+            return hasPendingReset ? PendingReset(voidChecksum: nil, time: nil) : nil
+        }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let checksum = lines.first.map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        let time = lines.count > 1 ? Double(lines[1]).map { Date(timeIntervalSince1970: $0) } : nil
+        return PendingReset(voidChecksum: checksum, time: time)
     }
 
     func clearPendingReset() throws(IdentityError) {
@@ -240,6 +286,11 @@ enum StateDirectories {
         return home() + "/.local/state"
     }
 
+    /// `$XDG_STATE_HOME/keyring-identity`: every file the library keeps lives below it.
+    static func libraryStateDirectory() -> String {
+        stateHome() + "/keyring-identity"
+    }
+
     static func runtimeDirectory() -> String? {
         guard let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return nil }
         return runtime
@@ -258,7 +309,7 @@ enum StateDirectories {
     }
 
     /// mkdir -p with 0700 for what it creates. The final directory must be a real directory owned
-    /// by us; it is tightened to 0700 when looser.
+    /// by us. An existing directory's mode is left alone: it may belong to another program.
     static func makePrivateDirectory(_ path: String, isFinal: Bool = true) throws(Failure) {
         var info = stat()
         // Parents may be symlinks (e.g. /home); the final directory itself must not be.
@@ -273,6 +324,5 @@ enum StateDirectories {
         if (info.st_mode & S_IFMT) != S_IFDIR { throw Failure(reason: "\(path) is not a directory") }
         guard isFinal else { return }  // parents like /home or /tmp are not ours to judge
         if info.st_uid != geteuid() { throw Failure(reason: "\(path) is owned by another user") }
-        if info.st_mode & 0o077 != 0 && chmod(path, 0o700) != 0 { throw Failure(reason: "\(path): \(Errno.text(errno))") }
     }
 }

@@ -1,3 +1,5 @@
+@_spi(KeyringIdentityInternals) import Keyring
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,26 +20,28 @@ struct FirstRunLock {
         (StateDirectories.runtimeDirectory().map { [$0 + "/keyring-identity"] } ?? []) + [backupDirectory]
     }
 
+    /// The file name holds a hash of the scope's name, not the name: a 255-byte app ID plus a
+    /// prefix would exceed NAME_MAX.
     init(directories: [String], scope: IdentifierScope) {
         self.directories = directories
-        self.fileName = "\(scope.kind)-\(scope.name).lock"
+        self.fileName = "\(scope.kind)-\(Digest.sha256Hex(Array(scope.name.utf8)).prefix(32)).lock"
     }
 
-    /// Runs `body` while holding the lock in every usable directory, waiting at most `timeout`.
+    /// Runs `body` while holding the lock in every usable directory, waiting until `deadline`
+    /// (`timeout` is the whole call's budget, for the error message).
     ///
     /// Locks are taken in a fixed order (runtime directory, then state directory), so two
     /// processes whose environments differ in one of them still exclude each other.
-    func withLock<T>(timeout: Double, _ body: () throws(IdentityError) -> T) throws(IdentityError) -> T {
+    func withLock<T>(until deadline: ContinuousClock.Instant, timeout: Double, _ body: () throws(IdentityError) -> T) throws(IdentityError) -> T {
         let descriptors = try openLockFiles()
         defer { for fd in descriptors { close(fd) } }  // closing releases the flock
-        let deadline = Date().addingTimeInterval(timeout)
         for fd in descriptors {
             var pause: UInt32 = 1000
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 guard errno == EWOULDBLOCK || errno == EINTR else {
                     throw .lockUnavailable(reason: "flock: \(Errno.text(errno))")
                 }
-                if Date() >= deadline { throw .lockTimedOut(seconds: timeout) }
+                if ContinuousClock.now >= deadline { throw .lockTimedOut(seconds: timeout) }
                 usleep(pause)
                 pause = min(pause * 2, 20_000)
             }

@@ -1,14 +1,17 @@
-import Keyring
+@_spi(KeyringIdentityInternals) import Keyring
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The decision logic behind resolve, dry run and migrate. The cardinal rule lives here: a new
-/// identifier is made (or migrated) only when every store answered "absent", and nothing is
-/// written outside the first-run lock.
+/// Reading the stores, and carrying out what `Decision.decide` planned. Nothing is written
+/// outside the first-run lock, and a new identifier enters the keyring only through
+/// `Keyring.insertIfAbsent`, so a creator never overwrites a value another process handed out.
 extension IdentifierResolver {
     enum Mode: Equatable {
         case resolve, dryRun, migrate, migrateDryRun
@@ -17,106 +20,250 @@ extension IdentifierResolver {
         var migratesOnly: Bool { self == .migrate || self == .migrateDryRun }
     }
 
-    /// What the keyring said.
-    enum KeyringReading {
-        case value(String, created: Date?, origin: String?)
-        case absent
-        /// No session bus configured at all, or a bus without a Secret Service: a headless
-        /// session. The backup may serve, and a new identifier may live there alone.
-        case unavailable(KeyringError)
-        /// Locked, timed out, a broken bus, any failure: not absent, so nothing may be generated.
-        case failed(KeyringError)
-        /// An item exists but its value breaks the identifier rules.
-        case invalid(reason: String)
-        /// This resolver uses no keyring.
-        case notUsed
-    }
-
     static let schemaName = "io.keyringidentity.Identifier"
+    static let tombstoneSchemaName = "io.keyringidentity.Reset"
     static let originAttribute = "identity-origin"
+    /// How many reset identifiers a tombstone remembers.
+    static let tombstoneCapacity = 64
 
     func itemAttributes(origin: String) -> [String: String] {
         scope.keyringAttributes.merging(["xdg:schema": Self.schemaName, Self.originAttribute: origin]) { current, _ in current }
     }
 
-    var itemLabel: String { "Identifier for \(scope)" }
-
-    /// Only a session with no bus configured at all, or a bus that has no Secret Service, is
-    /// "unavailable". A configured bus that fails is broken, which proves nothing.
-    static func classify(_ error: KeyringError) -> KeyringReading {
-        switch error {
-        case .noSecretService: return .unavailable(error)
-        case .noSessionBus where !Keyring.isSessionBusConfigured: return .unavailable(error)
-        default: return .failed(error)
-        }
+    /// The reset record: which identifiers of this scope were reset, as checksums. It carries no
+    /// `identity-scope` attribute, so identifier reads never see it.
+    var tombstoneAttributes: [String: String] {
+        ["identity-reset": scope.kind, "identity-name": scope.name, "xdg:schema": Self.tombstoneSchemaName]
     }
 
-    /// The common case, cheaply: the keyring's value by lookup alone (no item properties), when
-    /// the backup already holds the same value. Nil means "read it all".
-    func readAgreeingStores() -> (String, BackupRecord)? {
-        guard let keyring, case .present(let record) = readBackup(quarantine: false) else { return nil }
-        guard let bytes = try? keyring.lookup(scope.keyringAttributes),
-            case .success(let value) = IdentifierText.normalize(bytes), value == record.identifier
+    var itemLabel: String { "Identifier for \(scope)" }
+
+    /// Headless only when there is no keyring to reach at all and none ever served this user.
+    func classify(_ error: KeyringError) -> Decision.KeyringReading {
+        let noKeyring: Bool
+        switch error {
+        case .noSecretService: noKeyring = true
+        case .noSessionBus: noKeyring = !Keyring.isSessionBusConfigured
+        default: noKeyring = false
+        }
+        guard noKeyring else { return .failed(error) }
+        return keyringServedBefore ? .unreachable(error) : .headless(error)
+    }
+
+    // MARK: The "a keyring served this user" marker
+
+    /// `keyring-seen` in the library's state directory (or in the backup directory the caller chose).
+    var keyringSeenPath: String? {
+        guard let backup else { return nil }
+        return (backup.isStandard ? StateDirectories.libraryStateDirectory() : backup.directory) + "/keyring-seen"
+    }
+
+    var keyringServedBefore: Bool {
+        guard let keyringSeenPath else { return false }
+        return access(keyringSeenPath, F_OK) == 0
+    }
+
+    /// Records that a Secret Service held an identifier for this user. From then on a missing
+    /// Secret Service is a temporary failure, never a reason to make a new identifier.
+    func noteKeyringServed() {
+        guard let path = keyringSeenPath, access(path, F_OK) != 0 else { return }
+        let directory = String(path[..<path.lastIndex(of: "/")!])
+        guard (try? StateDirectories.makePrivateDirectory(directory)) != nil else { return }
+        let fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 { close(fd) }
+    }
+
+    // MARK: Reading
+
+    /// The common case, cheaply: one matching item whose value the backup already holds.
+    func readAgreeingStores(_ budget: Budget) -> (String, BackupRecord)? {
+        guard keyring != nil, case .present(let record) = backup?.read(quarantine: false) ?? .absent else { return nil }
+        guard let bytes = try? budget.call({ keyring throws(KeyringError) in try keyring.soleSecret(scope.keyringAttributes) }) ?? nil,
+            case .success(let value) = IdentifierText.normalize(bytes), Decision.sameBytes(value, record.identifier)
         else { return nil }
+        noteKeyringServed()
         return (value, record)
     }
 
-    func readKeyring() -> KeyringReading {
-        guard let keyring else { return .notUsed }
-        do {
-            guard let (item, secret) = try keyring.firstItem(scope.keyringAttributes) else { return .absent }
-            switch IdentifierText.normalize(secret) {
-            case .success(let value): return .value(value, created: item.created, origin: item.attributes[Self.originAttribute])
-            case .failure(let rejection): return .invalid(reason: rejection.reason)
+    func readKeyring(_ budget: Budget) -> Decision.KeyringReading {
+        guard keyring != nil else { return .notUsed }
+        do throws(KeyringError) {
+            let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+            guard let first = all.first else { return .absent(voided: []) }
+            noteKeyringServed()
+            guard case .success(let value) = IdentifierText.normalize(first.secret) else {
+                if case .failure(let rejection) = IdentifierText.normalize(first.secret) {
+                    return .invalid(reason: rejection.reason, items: all.map(\.item))
+                }
+                return .invalid(reason: "unreadable", items: all.map(\.item))
             }
+            let twins = all.dropFirst().map { other in
+                let same: Bool
+                if case .success(let otherValue) = IdentifierText.normalize(other.secret) {
+                    same = Decision.sameBytes(otherValue, value)
+                } else {
+                    same = false
+                }
+                return Decision.Twin(item: other.item, differs: !same)
+            }
+            return .value(value, created: first.item.created, origin: first.item.attributes[Self.originAttribute], twins: twins)
         } catch {
-            return Self.classify(error)
+            return classify(error)
         }
     }
 
-    func readBackup(quarantine: Bool) -> BackupState {
-        backup?.read(quarantine: quarantine) ?? .absent
+    /// The checksums of identifiers reset in any environment; a failure to read them is a failed keyring.
+    func readTombstone(_ budget: Budget) -> Result<Set<String>, KeyringError> {
+        do throws(KeyringError) {
+            let data = try budget.call { keyring throws(KeyringError) in try keyring.lookup(tombstoneAttributes) }
+            return .success(Set(String(decoding: data ?? Data(), as: UTF8.self).split(separator: "\n").map(String.init)))
+        } catch {
+            return .failure(error)
+        }
     }
+
+    /// Everything `Decision.decide` needs, read now.
+    func gatherFacts(_ budget: Budget, quarantine: Bool) -> Decision.Facts {
+        var keyringNow = readKeyring(budget)
+        let backupNow = backup?.read(quarantine: quarantine) ?? .absent
+        // Only a backup about to be restored into the keyring needs the reset record.
+        if case .absent = keyringNow, case .present = backupNow {
+            switch readTombstone(budget) {
+            case .success(let voided): keyringNow = .absent(voided: voided)
+            case .failure(let error): keyringNow = .failed(error)
+            }
+        }
+        return Decision.Facts(
+            keyring: keyringNow, backup: backupNow, quarantinedBackup: backup?.quarantinedFiles().first,
+            pendingReset: backup?.pendingReset(), hasBackup: backup != nil, backupPath: backup?.path ?? "", scope: scope,
+            now: Date())
+    }
+
+    // MARK: Running
 
     /// Shared by every mode. The first reading takes no lock and writes nothing; most runs end
     /// there. Repairs and creation happen under the lock, after reading every store again.
     func run(_ mode: Mode) throws(IdentityError) -> MigrationReport {
+        let budget = Budget(timeout: keyring?.timeout ?? .seconds(25), keyring: keyring)
         let pending = backup?.hasPendingReset ?? false
-        if !pending, let (value, record) = readAgreeingStores() {
+        if !pending, let (value, record) = readAgreeingStores(budget) {
             return existing(
                 Resolution(
                     value: value, provenance: .keyring, origin: record.origin, createdAt: record.created,
                     storedIn: [.keyring, .backup], repairs: [], conflicts: [], keyringProblem: nil, isDryRun: !mode.writes), mode)
         }
-        // A pending reset must be applied under the lock before anything is served for writing.
+        // A pending reset is applied under the lock before anything is served for writing.
         if !pending || !mode.writes {
-            var notes = Notes(conflicts: pending ? ["a reset is pending"] : [])
-            let (keyringNow, backupNow) = readStores(quarantine: false)
-            if let found = try settle(keyringNow, backupNow, writes: false, dryRun: !mode.writes, notes: &notes),
-                !found.needsRepair || !mode.writes
-            {
-                return existing(found, mode)
+            let plan = Decision.decide(gatherFacts(budget, quarantine: false))
+            switch plan {
+            case .fail(let error): throw error
+            case .serve(let served) where served.repairs.isEmpty || !mode.writes:
+                return existing(resolution(served, dryRun: !mode.writes, needsRepair: !served.repairs.isEmpty), mode)
+            case .create(let creation) where !mode.writes:
+                return try create(creation, mode: mode, budget: budget)
+            default: break
             }
-            if !mode.writes { return try create(keyringReading: keyringNow, mode: mode, notes: notes) }
         }
-        return try lock.withLock(timeout: lockTimeout) { () throws(IdentityError) -> MigrationReport in
-            var notes = Notes()
-            try applyPendingReset(notes: &notes)
-            let (keyringNow, backupNow) = readStores(quarantine: true)
-            if let found = try settle(keyringNow, backupNow, writes: true, dryRun: false, notes: &notes) {
-                return existing(found, mode)
+        return try lock.withLock(until: budget.deadline, timeout: budget.seconds) { () throws(IdentityError) -> MigrationReport in
+            var repairs = applyPendingReset(budget)
+            switch Decision.decide(gatherFacts(budget, quarantine: true)) {
+            case .fail(let error): throw error
+            case .serve(let served):
+                return existing(self.repair(served, budget: budget, notes: &repairs), mode)
+            case .create(var creation):
+                creation.conflicts = repairs.conflicts + creation.conflicts
+                return try create(creation, mode: mode, budget: budget, repairs: repairs.repairs)
             }
-            return try create(keyringReading: keyringNow, mode: mode, notes: notes)
         }
     }
 
-    /// Both stores; while a reset is pending, the keyring's old value and a backup still holding
-    /// the reset identifier are void.
-    func readStores(quarantine: Bool) -> (keyring: KeyringReading, backup: BackupState) {
-        let keyringNow = readKeyring()
-        let backupNow = readBackup(quarantine: quarantine)
-        guard backup?.hasPendingReset == true else { return (keyringNow, backupNow) }
-        return (Self.classifyPending(keyringNow), voidingPendingReset(backupNow))
+    struct Notes {
+        var repairs: [String] = []
+        var conflicts: [String] = []
+    }
+
+    func resolution(_ served: Decision.Served, dryRun: Bool, needsRepair: Bool, notes: Notes = Notes()) -> Resolution {
+        Resolution(
+            value: served.value, provenance: served.provenance, origin: served.origin, createdAt: served.createdAt,
+            storedIn: served.storedIn, repairs: notes.repairs, conflicts: notes.conflicts + served.conflicts,
+            keyringProblem: served.keyringProblem, isDryRun: dryRun, needsRepair: needsRepair)
+    }
+
+    /// Carries out a serve plan's repairs (under the lock).
+    func repair(_ plan: Decision.Served, budget: Budget, notes: inout Notes) -> Resolution {
+        var served = plan
+        for repair in plan.repairs {
+            switch repair {
+            case .writeBackup(let record):
+                do throws(IdentityError) {
+                    try backup?.write(record)
+                    served.storedIn.insert(.backup)
+                    notes.repairs.append(served.conflicts.isEmpty ? "backup file written from the keyring" : "backup file rewritten from the keyring")
+                } catch {
+                    notes.conflicts.append("backup file could not be written (\(error))")
+                }
+            case .removeTwins(let items):
+                var removed = 0
+                for item in items {
+                    do throws(KeyringError) {
+                        try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) }
+                        removed += 1
+                    } catch {
+                        notes.conflicts.append("a duplicate keyring item could not be removed (\(error))")
+                    }
+                }
+                if removed > 0 { notes.repairs.append("removed \(removed) duplicate keyring item(s)") }
+            case .restoreKeyring(let value, let origin, let replacing):
+                do throws(KeyringError) {
+                    for item in replacing { try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) } }
+                    switch try insert(value, origin: origin, budget: budget) {
+                    case .inserted:
+                        served.storedIn.insert(.keyring)
+                        notes.repairs.append("keyring item restored from the backup file")
+                    case .existing(_, let other):
+                        // Another process stored an identifier first: the keyring's wins, and the
+                        // backup follows it.
+                        served.value = other
+                        served.provenance = .keyring
+                        served.storedIn = [.keyring]
+                        notes.conflicts.append("the keyring already held another identifier; the keyring's wins")
+                        let record = BackupRecord(scope: scope, identifier: other, created: Date(), origin: "keyring")
+                        if (try? backup?.write(record)) != nil { served.storedIn.insert(.backup) }
+                    }
+                } catch {
+                    served.keyringProblem = error
+                }
+            }
+        }
+        return resolution(served, dryRun: false, needsRepair: false, notes: notes)
+    }
+
+    enum Inserted {
+        case inserted
+        case existing(item: KeyringItem, value: String)
+    }
+
+    /// Create-if-absent in the keyring, then read back. An existing item is adopted, never overwritten.
+    func insert(_ value: String, origin: String, budget: Budget) throws(KeyringError) -> Inserted {
+        let outcome = try budget.call { keyring throws(KeyringError) in
+            try keyring.insertIfAbsent(
+                Data(value.utf8), attributes: itemAttributes(origin: origin), matching: scope.keyringAttributes, label: itemLabel)
+        }
+        noteKeyringServed()
+        switch outcome {
+        case .inserted:
+            let readBack = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+            guard let first = readBack.first, first.secret == Data(value.utf8) else {
+                throw .serviceFailure(domain: "keyring-identity", code: 1, message: "the identifier did not read back the same")
+            }
+            return .inserted
+        case .existing(let item, let secret):
+            guard case .success(let other) = IdentifierText.normalize(secret) else {
+                throw .invalidArgument("the keyring item for \(scope) holds an invalid identifier; run reset to start over")
+            }
+            if Decision.sameBytes(other, value) { return .inserted }
+            return .existing(item: item, value: other)
+        }
     }
 
     /// The report for an identifier that already existed (nothing was migrated or made).
@@ -126,161 +273,66 @@ extension IdentifierResolver {
             resolution: resolution, rejected: [], legacyRemoved: false)
     }
 
-    /// A reset made while the keyring was unreachable: remove the keyring's copy once it answers.
-    func applyPendingReset(notes: inout Notes) throws(IdentityError) {
-        guard let backup, backup.hasPendingReset, let keyring else { return }
+    // MARK: Resets
+
+    /// A reset made while the keyring was unreachable: once it answers, remove the value the reset
+    /// recorded (or, when it recorded none, values older than the reset), and nothing newer.
+    func applyPendingReset(_ budget: Budget) -> Notes {
+        var notes = Notes()
+        guard let backup, let pending = backup.pendingReset(), keyring != nil else { return notes }
+        let all: [(item: KeyringItem, secret: Data)]
         do throws(KeyringError) {
-            try keyring.delete(scope.keyringAttributes)
+            all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
         } catch {
-            if case .failed = Self.classify(error) { throw .keyring(error) }
-            return  // still unreachable: the reset stays pending, and the keyring's content is ignored
+            return notes  // still unreachable or locked: the reset stays pending, its value stays void
+        }
+        var voided = Set(pending.voidChecksum.map { [$0] } ?? [])
+        do throws(KeyringError) {
+            for (item, secret) in all {
+                let value = String(decoding: secret, as: UTF8.self)
+                guard pending.voids(value: value, created: item.created) else { continue }
+                try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) }
+                voided.insert(BackupRecord.checksum(value))
+            }
+            try recordReset(voided, budget: budget)
+        } catch {
+            notes.conflicts.append("a pending reset could not be completed yet (\(error))")
+            return notes
         }
         // A backup still holding the reset identifier (a reset interrupted between its steps) is void too.
-        let current = backup.read(quarantine: false)
-        if case .present = current, voidingPendingReset(current) == .absent { try backup.delete() }
-        try backup.clearPendingReset()
-        notes.repairs.append("a pending reset removed the keyring's old identifier")
-    }
-
-    /// A backup that still holds the identifier a pending reset removed reads as absent.
-    func voidingPendingReset(_ state: BackupState) -> BackupState {
-        guard case .present(let record) = state, let void = backup?.pendingResetChecksum(), record.checksum == void else {
-            return state
+        if case .present(let record) = backup.read(quarantine: false), record.checksum == pending.voidChecksum {
+            try? backup.delete()
         }
-        return .absent
-    }
-
-    /// While a reset is pending (the keyring was unreachable), the keyring's old value is void.
-    static func classifyPending(_ reading: KeyringReading) -> KeyringReading {
-        switch reading {
-        case .value, .invalid: return .unavailable(.noSecretService)
-        default: return reading
+        if (try? backup.clearPendingReset()) != nil {
+            notes.repairs.append("a pending reset removed the keyring's old identifier")
         }
+        return notes
     }
 
-    struct Notes {
-        var repairs: [String] = []
-        var conflicts: [String] = []
-    }
-
-    /// Decides from what the stores said. Returns nil only on a proven absence. Without
-    /// `writes`, a needed repair is flagged in `needsRepair` instead of made.
-    func settle(
-        _ keyringReading: KeyringReading, _ backupState: BackupState, writes: Bool, dryRun: Bool, notes: inout Notes
-    ) throws(IdentityError) -> Resolution? {
-        var record: BackupRecord?
-        var backupNeedsWrite = false
-        switch backupState {
-        case .present(let present): record = present
-        case .absent: backupNeedsWrite = backup != nil
-        case .corrupt(let reason, let quarantinedAs):
-            backupNeedsWrite = true
-            notes.conflicts.append("backup file " + (quarantinedAs.map { "quarantined as \($0)" } ?? "is corrupt") + " (\(reason))")
-        case .unreadable(let reason):
-            // Not absent. Only a keyring value can stand without it.
-            guard case .value = keyringReading else { throw .backupUnreadable(path: backup?.path ?? "", reason: reason) }
-            backupNeedsWrite = true
-            notes.conflicts.append("backup file unreadable (\(reason))")
-        }
-
-        switch keyringReading {
-        case .value(let value, let created, let keyringOrigin):
-            let matches = record?.identifier == value
-            if record != nil && !matches {
-                notes.conflicts.append("backup file held a different identifier; the keyring's wins")
-                backupNeedsWrite = true
-            }
-            let origin = matches ? record?.origin ?? keyringOrigin : keyringOrigin
-            var stores: Set<Resolution.Store> = [.keyring]
-            if matches { stores.insert(.backup) }
-            var needsRepair = false
-            if let backup, backupNeedsWrite {
-                if writes {
-                    let rewritten = BackupRecord(scope: scope, identifier: value, created: created ?? Date(), origin: origin ?? "keyring")
-                    do {
-                        try backup.write(rewritten)
-                        stores.insert(.backup)
-                        notes.repairs.append(
-                            record == nil ? "backup file written from the keyring" : "backup file rewritten from the keyring")
-                    } catch {
-                        notes.conflicts.append("backup file could not be written (\(error))")
-                    }
-                } else {
-                    needsRepair = true
-                }
-            }
-            return Resolution(
-                value: value, provenance: .keyring, origin: origin, createdAt: (matches ? record?.created : nil) ?? created,
-                storedIn: stores, repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: nil,
-                isDryRun: dryRun, needsRepair: needsRepair)
-
-        case .absent, .invalid:
-            if case .invalid(let reason) = keyringReading {
-                guard record != nil else {
-                    throw .keyring(
-                        .invalidArgument("the keyring item for \(scope) holds an invalid identifier (\(reason)); run reset to start over"))
-                }
-                notes.conflicts.append("keyring item held an invalid identifier (\(reason))")
-            }
-            guard let record else { return nil }
-            // The item was deleted behind our back (or never pushed): write it back from the backup.
-            var stores: Set<Resolution.Store> = [.backup]
-            var problem: KeyringError?
-            if writes {
-                do {
-                    try writeKeyring(record.identifier, origin: record.origin, replacingInvalid: keyringReading)
-                    stores.insert(.keyring)
-                    notes.repairs.append("keyring item restored from the backup file")
-                } catch {
-                    problem = error
-                }
-            }
-            return servedFromBackup(record, storedIn: stores, keyringProblem: problem, notes, dryRun: dryRun, needsRepair: !writes)
-
-        case .unavailable(let error), .failed(let error):
-            guard let record else {
-                if case .failed = keyringReading { throw .keyring(error) }
-                // A backup that was corrupt may have held the identifier, and the keyring that could
-                // tell cannot be reached: that is not a proven absence.
-                if let lost = backupLostEvidence(backupState) {
-                    throw .backupUnreadable(
-                        path: backup?.path ?? "",
-                        reason:
-                            "it was corrupt and is kept as \(lost), and the keyring cannot be reached to recover the identifier; reconnect to the keyring, or delete \(lost) to start over"
-                    )
-                }
-                return nil  // no Secret Service at all: the headless default may be made
-            }
-            return servedFromBackup(record, storedIn: [.backup], keyringProblem: error, notes, dryRun: dryRun)
-
-        case .notUsed:
-            guard let record else { return nil }
-            return servedFromBackup(record, storedIn: [.backup], keyringProblem: nil, notes, dryRun: dryRun)
+    /// Adds `checksums` to this scope's reset record in the keyring, so that a backup in another
+    /// environment that still holds a reset identifier never writes it back.
+    func recordReset(_ checksums: Set<String>, budget: Budget) throws(KeyringError) {
+        guard !checksums.isEmpty else { return }
+        let previous = try budget.call { keyring throws(KeyringError) in try keyring.lookup(tombstoneAttributes) }
+        var lines = String(decoding: previous ?? Data(), as: UTF8.self).split(separator: "\n").map(String.init)
+        lines.removeAll { checksums.contains($0) }
+        lines += checksums.sorted()
+        let kept = lines.suffix(Self.tombstoneCapacity).joined(separator: "\n")
+        try budget.call { keyring throws(KeyringError) in
+            try keyring.store(Data(kept.utf8), attributes: tombstoneAttributes, label: "Reset record for \(scope)")
         }
     }
 
-    func servedFromBackup(
-        _ record: BackupRecord, storedIn: Set<Resolution.Store>, keyringProblem: KeyringError?, _ notes: Notes,
-        dryRun: Bool, needsRepair: Bool = false
-    ) -> Resolution {
-        Resolution(
-            value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
-            storedIn: storedIn, repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: keyringProblem,
-            isDryRun: dryRun, needsRepair: needsRepair)
-    }
-
-    /// The path of a corrupt backup, current or quarantined earlier, if there is one.
-    func backupLostEvidence(_ state: BackupState) -> String? {
-        if case .corrupt(_, let quarantinedAs) = state { return quarantinedAs ?? backup?.path }
-        return backup?.quarantinedFiles().first
-    }
+    // MARK: Creating
 
     /// Every store said absent: migrate, or (outside migrate-only modes) generate, then write and verify.
-    func create(keyringReading: KeyringReading, mode: Mode, notes: Notes) throws(IdentityError) -> MigrationReport {
+    func create(
+        _ creation: Decision.Creation, mode: Mode, budget: Budget, repairs: [String] = []
+    ) throws(IdentityError) -> MigrationReport {
         var rejected: [MigrationReport.Rejection] = []
         var adopted: (value: String, item: KeyringItem?, source: MigrationSource)?
         for source in migrations {
-            switch try source.read(keyring: keyring ?? .default) {
+            switch try source.read(keyring: budget.currentKeyring ?? .default) {
             case .value(let value, let item):
                 adopted = (value, item, source)
             case .absent:
@@ -292,8 +344,8 @@ extension IdentifierResolver {
             break
         }
 
-        let value: String
-        let provenance: Resolution.Provenance
+        var value: String
+        var provenance: Resolution.Provenance
         if let adopted {
             value = adopted.value
             provenance = .migrated(source: adopted.source.description)
@@ -304,24 +356,35 @@ extension IdentifierResolver {
             value = generated.value
             provenance = .generated(policy: generated.policy)
         }
-        var notes = notes
+        var notes = Notes(repairs: repairs, conflicts: creation.conflicts)
         notes.conflicts += rejected.map { "migration source \($0.source) rejected: \($0.reason)" }
         let now = Date()
 
         guard mode.writes else {
             let resolution = Resolution(
                 value: value, provenance: provenance, origin: provenance.description, createdAt: now, storedIn: [],
-                repairs: [], conflicts: notes.conflicts, keyringProblem: keyringProblem(keyringReading), isDryRun: true)
+                repairs: [], conflicts: notes.conflicts, keyringProblem: creation.keyringProblem, isDryRun: true)
             let outcome: MigrationReport.Outcome = adopted.map { .wouldAdopt(source: $0.source.description) } ?? .nothingToMigrate
             return MigrationReport(outcome: outcome, resolution: resolution, rejected: rejected, legacyRemoved: false)
         }
 
+        if creation.discardsBackup { try backup?.delete() }
         var stores: Set<Resolution.Store> = []
-        var problem = keyringProblem(keyringReading)
-        if case .absent = keyringReading {
-            do {
-                try writeKeyring(value, origin: provenance.description, replacingInvalid: .absent)
-                stores.insert(.keyring)
+        var problem = creation.keyringProblem
+        var adoptedExisting = false
+        if creation.writesKeyring {
+            do throws(KeyringError) {
+                switch try insert(value, origin: provenance.description, budget: budget) {
+                case .inserted:
+                    stores.insert(.keyring)
+                case .existing(_, let other):
+                    // Another process, whatever its environment, created one first: adopt it.
+                    value = other
+                    provenance = .keyring
+                    stores.insert(.keyring)
+                    adoptedExisting = true
+                    notes.conflicts.append("another process stored an identifier first; adopted it")
+                }
             } catch {
                 problem = error  // e.g. no default collection: the backup alone holds it for now
             }
@@ -329,7 +392,7 @@ extension IdentifierResolver {
         if let backup {
             do throws(IdentityError) {
                 try backup.write(BackupRecord(scope: scope, identifier: value, created: now, origin: provenance.description))
-                guard case .present(let readBack) = backup.read(), readBack.identifier == value else {
+                guard case .present(let readBack) = backup.read(), Decision.sameBytes(readBack.identifier, value) else {
                     throw IdentityError.verificationFailed(store: "backup file")
                 }
                 stores.insert(.backup)
@@ -340,32 +403,65 @@ extension IdentifierResolver {
         }
         if stores.isEmpty { throw .keyring(problem ?? .noSecretService) }
 
+        // The legacy copy goes only once the keyring (the source of truth) holds the value, or
+        // when this resolver has no keyring at all.
         var removed = false
-        if let adopted, adopted.source.removesLegacyCopy {
-            try adopted.source.removeLegacy(item: adopted.item, keyring: keyring ?? .default)
+        if let adopted, !adoptedExisting, adopted.source.removesLegacyCopy, stores.contains(.keyring) || keyring == nil {
+            try adopted.source.removeLegacy(item: adopted.item, keyring: budget.currentKeyring ?? .default)
             removed = true
+        } else if let adopted, !adoptedExisting, adopted.source.removesLegacyCopy {
+            notes.conflicts.append("the legacy copy was kept because the keyring does not hold the identifier yet")
         }
         let resolution = Resolution(
-            value: value, provenance: provenance, origin: provenance.description, createdAt: now, storedIn: stores,
-            repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: problem, isDryRun: false)
-        let outcome: MigrationReport.Outcome = adopted.map { .adopted(source: $0.source.description) } ?? .nothingToMigrate
+            value: value, provenance: provenance, origin: adoptedExisting ? nil : provenance.description, createdAt: now,
+            storedIn: stores, repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: stores.contains(.keyring) ? nil : problem,
+            isDryRun: false)
+        let outcome: MigrationReport.Outcome =
+            adoptedExisting ? (mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate)
+            : adopted.map { .adopted(source: $0.source.description) } ?? .nothingToMigrate
         return MigrationReport(outcome: outcome, resolution: resolution, rejected: rejected, legacyRemoved: removed)
     }
+}
 
-    /// Stores the identifier in the keyring and reads it back. An invalid item is removed first.
-    func writeKeyring(_ value: String, origin: String, replacingInvalid reading: KeyringReading) throws(KeyringError) {
-        guard let keyring else { throw .noSecretService }
-        if case .invalid = reading { try keyring.delete(scope.keyringAttributes) }
-        try keyring.store(Data(value.utf8), attributes: itemAttributes(origin: origin), label: itemLabel)
-        guard let (_, secret) = try keyring.firstItem(scope.keyringAttributes), secret == Data(value.utf8) else {
-            throw .serviceFailure(domain: "keyring-identity", code: 1, message: "the identifier did not read back the same")
+/// One public call's time budget: every keyring call gets the time left, lock waits end at the
+/// same deadline, and a keyring that timed out once is not asked again in the same call.
+final class Budget {
+    let deadline: ContinuousClock.Instant
+    let seconds: Double
+    private let keyring: Keyring?
+    private var failure: KeyringError?
+
+    init(timeout: Duration, keyring: Keyring?) {
+        self.deadline = ContinuousClock.now + timeout
+        self.seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        self.keyring = keyring
+    }
+
+    /// The keyring with the time left as its timeout; nil without a keyring or time.
+    var currentKeyring: Keyring? {
+        guard var keyring else { return nil }
+        let left = ContinuousClock.now.duration(to: deadline)
+        keyring.timeout = max(left, .milliseconds(1))
+        return keyring
+    }
+
+    /// Runs one keyring call with the time left. Timeouts and cancellation are remembered, so
+    /// later calls fail at once instead of waiting again.
+    func call<T>(_ body: (Keyring) throws(KeyringError) -> T) throws(KeyringError) -> T {
+        if let failure { throw failure }
+        guard let keyring = currentKeyring else { throw .noSecretService }
+        if ContinuousClock.now >= deadline { throw remember(.timedOut(seconds: seconds)) }
+        do throws(KeyringError) {
+            return try body(keyring)
+        } catch .timedOut {
+            throw remember(.timedOut(seconds: seconds))
+        } catch .cancelled {
+            throw remember(.cancelled)
         }
     }
 
-    func keyringProblem(_ reading: KeyringReading) -> KeyringError? {
-        switch reading {
-        case .unavailable(let error), .failed(let error): return error
-        default: return nil
-        }
+    private func remember(_ error: KeyringError) -> KeyringError {
+        failure = error
+        return error
     }
 }

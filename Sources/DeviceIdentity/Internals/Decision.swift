@@ -1,0 +1,222 @@
+import Keyring
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The resolver's decision as a pure function: what each store said goes in, a plan comes out
+/// (serve with these repairs, create, or fail). Nothing here reads or writes; the executor in
+/// `IdentifierResolver+Core.swift` carries plans out. The cardinal rule lives here.
+enum Decision {
+    /// What the keyring said.
+    enum KeyringReading: Equatable {
+        /// The oldest identity item's value, and the other items that answered the same query.
+        case value(String, created: Date?, origin: String?, twins: [Twin])
+        /// No identity item. `voided` are the checksums a reset (in any environment) recorded.
+        case absent(voided: Set<String>)
+        /// No keyring for this user at all: no bus, or a bus without a Secret Service, and none
+        /// ever served this user. A new identifier may live in the backup alone.
+        case headless(KeyringError)
+        /// No bus or no Secret Service now, but one served this user before: a login race or a
+        /// provider not started yet. Not absent.
+        case unreachable(KeyringError)
+        /// Locked, timed out, a broken bus, any failure: not absent.
+        case failed(KeyringError)
+        /// The oldest item's value breaks the identifier rules; `items` are every identity item.
+        case invalid(reason: String, items: [KeyringItem])
+        /// This resolver uses no keyring.
+        case notUsed
+    }
+
+    /// An identity item beside the oldest one, and whether its value differs.
+    struct Twin: Equatable {
+        let item: KeyringItem
+        let differs: Bool
+    }
+
+    /// Everything the decision depends on.
+    struct Facts: Equatable {
+        var keyring: KeyringReading
+        var backup: BackupState
+        /// A backup moved aside as corrupt earlier: it may have held the identifier.
+        var quarantinedBackup: String?
+        /// A reset that has not reached the keyring yet.
+        var pendingReset: PendingReset?
+        /// Whether this resolver keeps a backup file at all.
+        var hasBackup: Bool
+        var backupPath: String
+        var scope: IdentifierScope
+        var now: Date
+    }
+
+    /// A write that brings the stores back in line.
+    enum Repair: Equatable {
+        /// Write the backup file from the keyring's value.
+        case writeBackup(BackupRecord)
+        /// Put the backup's value back into the keyring, unless another value got there first;
+        /// `replacing` are invalid items to remove first.
+        case restoreKeyring(value: String, origin: String, replacing: [KeyringItem])
+        /// Remove identity items beside the oldest one.
+        case removeTwins([KeyringItem])
+    }
+
+    /// An identifier that exists, and what to repair around it.
+    struct Served: Equatable {
+        var value: String
+        var provenance: Resolution.Provenance
+        var origin: String?
+        var createdAt: Date?
+        var storedIn: Set<Resolution.Store>
+        var repairs: [Repair]
+        var conflicts: [String]
+        var keyringProblem: KeyringError?
+    }
+
+    /// Every store proved absent: migrate or generate.
+    struct Creation: Equatable {
+        /// The keyring answered "absent", so the new value goes there (create-if-absent).
+        var writesKeyring: Bool
+        var keyringProblem: KeyringError?
+        /// The backup held a value a reset voided; it is removed first.
+        var discardsBackup: Bool
+        var conflicts: [String]
+    }
+
+    enum Plan: Equatable {
+        case serve(Served)
+        case create(Creation)
+        case fail(IdentityError)
+    }
+
+    /// Byte equality: Swift's `==` treats NFC and NFD as equal, but the stores must hold the same bytes.
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.elementsEqual(rhs.utf8)
+    }
+
+    static func decide(_ facts: Facts) -> Plan {
+        var conflicts: [String] = []
+        var keyring = facts.keyring
+        var backup = facts.backup
+        var backupIsVoid = false
+
+        // A reset not yet applied voids the value it recorded, wherever it still is.
+        if let pending = facts.pendingReset {
+            if case .value(let value, let created, _, _) = keyring, pending.voids(value: value, created: created) {
+                keyring = .absent(voided: [])
+            }
+            if case .present(let record) = backup, record.checksum == pending.voidChecksum {
+                backup = .absent
+                backupIsVoid = true
+            }
+        }
+        // A reset made in another environment (another state directory) left a tombstone.
+        if case .absent(let voided) = keyring, case .present(let record) = backup, voided.contains(record.checksum) {
+            backup = .absent
+            backupIsVoid = true
+            conflicts.append("the backup file held an identifier that was reset; it was discarded")
+        }
+
+        var record: BackupRecord?
+        switch backup {
+        case .present(let present): record = present
+        case .absent: break
+        case .corrupt(let reason, let quarantinedAs):
+            conflicts.append("backup file " + (quarantinedAs.map { "quarantined as \($0)" } ?? "is corrupt") + " (\(reason))")
+        case .unreadable(let reason):
+            conflicts.append("backup file unreadable (\(reason))")
+        }
+
+        func fromBackup(_ record: BackupRecord, repairs: [Repair], problem: KeyringError?) -> Plan {
+            .serve(
+                Served(
+                    value: record.identifier, provenance: .backup, origin: record.origin, createdAt: record.created,
+                    storedIn: [.backup], repairs: repairs, conflicts: conflicts, keyringProblem: problem))
+        }
+
+        /// Without a usable backup: a corrupt or unreadable one is not absent.
+        func backupFailure() -> IdentityError? {
+            switch backup {
+            case .unreadable(let reason): return .backupUnreadable(path: facts.backupPath, reason: reason)
+            case .corrupt(let reason, let quarantinedAs):
+                return .backupCorrupt(path: quarantinedAs ?? facts.backupPath, reason: reason)
+            default:
+                if let lost = facts.quarantinedBackup {
+                    return .backupCorrupt(path: lost, reason: "it was moved aside earlier because it was corrupt")
+                }
+                return nil
+            }
+        }
+
+        switch keyring {
+        case .value(let value, let created, let keyringOrigin, let twins):
+            let matches = record.map { sameBytes($0.identifier, value) } ?? false
+            var repairs: [Repair] = []
+            if !twins.isEmpty {
+                repairs.append(.removeTwins(twins.map(\.item)))
+                let differing = twins.filter(\.differs).count
+                if differing > 0 {
+                    conflicts.append("\(differing) more keyring item(s) held other identifiers; the oldest item wins")
+                }
+            }
+            if record != nil && !matches { conflicts.append("backup file held a different identifier; the keyring's wins") }
+            let origin = matches ? record?.origin ?? keyringOrigin : keyringOrigin
+            if facts.hasBackup && !matches {
+                repairs.append(
+                    .writeBackup(
+                        BackupRecord(scope: facts.scope, identifier: value, created: created ?? facts.now, origin: origin ?? "keyring")))
+            }
+            return .serve(
+                Served(
+                    value: value, provenance: .keyring, origin: origin, createdAt: (matches ? record?.created : nil) ?? created,
+                    storedIn: matches ? [.keyring, .backup] : [.keyring], repairs: repairs, conflicts: conflicts,
+                    keyringProblem: nil))
+
+        case .absent:
+            if let record {
+                // Deleted behind our back (or never pushed): write it back from the backup.
+                return fromBackup(record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: [])], problem: nil)
+            }
+            if let failure = backupFailure() { return .fail(failure) }
+            return .create(Creation(writesKeyring: true, keyringProblem: nil, discardsBackup: backupIsVoid, conflicts: conflicts))
+
+        case .invalid(let reason, let items):
+            conflicts.append("keyring item held an invalid identifier (\(reason))")
+            if let record {
+                return fromBackup(record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: items)], problem: nil)
+            }
+            return .fail(
+                .keyring(.invalidArgument("the keyring item for \(facts.scope) holds an invalid identifier (\(reason)); run reset to start over")))
+
+        case .headless(let error):
+            if let record { return fromBackup(record, repairs: [], problem: error) }
+            if let failure = backupFailure() { return .fail(failure) }
+            return .create(Creation(writesKeyring: false, keyringProblem: error, discardsBackup: backupIsVoid, conflicts: conflicts))
+
+        case .unreachable(let error):
+            if let record { return fromBackup(record, repairs: [], problem: error) }
+            return .fail(backupFailure() ?? .keyringUnreachable(error))
+
+        case .failed(let error):
+            if let record { return fromBackup(record, repairs: [], problem: error) }
+            if case .unreadable(let reason) = backup { return .fail(.backupUnreadable(path: facts.backupPath, reason: reason)) }
+            return .fail(.keyring(error))
+
+        case .notUsed:
+            if let record { return fromBackup(record, repairs: [], problem: nil) }
+            if let failure = backupFailure() { return .fail(failure) }
+            return .create(Creation(writesKeyring: false, keyringProblem: nil, discardsBackup: backupIsVoid, conflicts: conflicts))
+        }
+    }
+}
+
+extension PendingReset {
+    /// Whether this reset removes a keyring value: the one it recorded, or, when it recorded
+    /// none, any value older than the reset. A newer identifier is never void.
+    func voids(value: String, created: Date?) -> Bool {
+        if let voidChecksum { return BackupRecord.checksum(value) == voidChecksum }
+        guard let time, let created else { return true }
+        return created <= time
+    }
+}
