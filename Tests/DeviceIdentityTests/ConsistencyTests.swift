@@ -101,21 +101,62 @@ struct ConsistencyTests {
         #expect(try fixture.resolver().resolve().value == value)
     }
 
+    /// The environment variable that turns `deadBusChild` on, naming the file it reports to.
+    static let deadBusReport = "CONSISTENCY_DEAD_BUS_REPORT"
+
     @Test("a configured but dead session bus is not a headless session: nothing is generated")
     func staleBusIsNotAbsence() throws {
         try requireTestKeyring()
         let fixture = try Fixture()
-        _ = try fixture.resolver().identifier()
+        let value = try fixture.resolver().identifier()
         try FileManager.default.removeItem(atPath: fixture.backupPath)
-        let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
-        setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus", 1)
-        defer { if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) } }
-        // In-process GLib keeps its live connection, so prove the classification directly.
-        #expect(Keyring.isSessionBusConfigured)
-        guard case .failed = try fixture.resolver().classify(.noSessionBus(detail: "stale")) else {
-            Issue.record("a configured bus that fails must count as failed")
-            return
+        // This process's GLib keeps its live bus connection whatever the environment says, so the
+        // resolve runs in a fresh process: this test binary, running only `deadBusChild`, with a
+        // bus address nothing listens on.
+        let report = fixture.directory + "/dead-bus-report.json"
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let child = try run(
+            binary, ["--testing-library", "swift-testing", "--filter", "ConsistencyTests/deadBusChild"],
+            environment: [
+                Self.deadBusReport: report, "CONSISTENCY_DEAD_BUS_DIRECTORY": fixture.directory,
+                "CONSISTENCY_DEAD_BUS_APP": fixture.appID,
+                "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/\(UUID().uuidString)/bus",
+            ])
+        #expect(child.status == 0, "the child test failed: \(child.text)\(child.stderr)")
+        let data = try #require(FileManager.default.contents(atPath: report), "the child reported nothing: \(child.text)")
+        let outcome = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+        #expect(outcome["configured"] == "true", "the child saw a configured bus: \(outcome)")
+        #expect(outcome["result"] == "error", "resolve must fail, not answer: \(outcome)")
+        #expect(outcome["error"] == "keyring.noSessionBus", "\(outcome)")
+        #expect(outcome["value"] == nil, "no identifier was handed out")
+        // Nothing generated: no backup was written, and the keyring holds the one old item.
+        #expect(!FileManager.default.fileExists(atPath: fixture.backupPath), "nothing generated into the backup")
+        #expect(try fixture.keyringValue() == value)
+        let items = try run("/usr/bin/secret-tool", ["search", "--all", "identity-scope", "app", "identity-name", fixture.appID])
+        #expect(items.text.components(separatedBy: "[/").count - 1 == 1, "one keyring item")
+        #expect(try fixture.resolver().resolve().value == value, "the live bus still serves the old identifier")
+    }
+
+    /// The child half of `staleBusIsNotAbsence`, run only in the process that test starts.
+    @Test("(child process of the dead-bus test; skipped when run directly)",
+          .enabled(if: ProcessInfo.processInfo.environment[ConsistencyTests.deadBusReport] != nil))
+    func deadBusChild() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let report = try #require(environment[Self.deadBusReport])
+        let directory = try #require(environment["CONSISTENCY_DEAD_BUS_DIRECTORY"])
+        let app = try #require(environment["CONSISTENCY_DEAD_BUS_APP"])
+        let resolver = try IdentifierResolver(
+            scope: .app(app), policy: .randomUUID, keyring: Keyring(timeout: .seconds(5)),
+            backup: .directory(directory + "/state/" + app), lockDirectories: [directory + "/lock"])
+        var outcome = ["configured": "\(Keyring.isSessionBusConfigured)"]
+        do {
+            outcome["value"] = try resolver.resolve().value
+            outcome["result"] = "value"
+        } catch {
+            outcome["result"] = "error"
+            if case .keyring(.noSessionBus) = error { outcome["error"] = "keyring.noSessionBus" } else { outcome["error"] = "\(error)" }
         }
+        try JSONSerialization.data(withJSONObject: outcome).write(to: URL(fileURLWithPath: report))
     }
 
     @Test("a read-only pass never moves files: show leaves a corrupt backup where it is")

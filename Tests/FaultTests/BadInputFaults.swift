@@ -66,17 +66,45 @@ struct BadInputFaults {
         #expect(throws: KeyringError.self) { try SecretStore(identifier: "ok", accessGroup: "") }
     }
 
-    @Test("non-UTF-8 bytes in an item identifier or --group are rejected, never silently replaced")
+    /// Every item in every collection, locked or not, as the Secret Service itself lists them
+    /// (SearchItems with no attributes, sent with dbus-send: an independent client).
+    static func allKeyringItems(sourceLocation: SourceLocation = #_sourceLocation) throws -> Set<String> {
+        let reply = try Fault.run(
+            "/usr/bin/dbus-send",
+            ["--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+             "org.freedesktop.Secret.Service.SearchItems", "dict:string:string:"])
+        try #require(reply.status == 0, "SearchItems: \(reply.summary)", sourceLocation: sourceLocation)
+        return Set(reply.stdoutText.split(separator: "\n").compactMap { line in
+            line.contains("object path \"") ? line.split(separator: "\"").dropFirst().first.map(String.init) : nil
+        })
+    }
+
+    @Test("non-UTF-8 bytes in an item identifier or --group are rejected, never silently replaced: no item is created")
     func nonUTF8ItemIdentifier() throws {
         let box = try Sandbox()
         let row = FaultTable["input.non-utf8-item-identifier"]
         let bad: [UInt8] = Array("fault.nonutf8item.".utf8) + [0xC3, 0x28, 0xFF]
-        let set = try box.idtool(raw: [Array("item".utf8), Array("set".utf8), bad])
-        #expect(set.status == row.exit, "\(set.summary)")
-        let group = try box.idtool(raw: [Array("item".utf8), Array("get".utf8), Array("fault.ok".utf8), Array("--group".utf8), bad])
-        #expect(group.status == row.exit, "\(group.summary)")
-        // Clean up whatever a lossy decode may have stored.
-        _ = try box.idtool(raw: [Array("item".utf8), Array("reset".utf8), bad])
+        // The list must be able to show a new item: one made now appears in it.
+        let probe = "fault.nonutf8item.probe.\(UUID().uuidString)"
+        let empty = try Self.allKeyringItems()
+        #expect(try box.idtool(["item", "set", probe], stdin: Data("p".utf8)).status == 0)
+        let before = try Self.allKeyringItems()
+        try #require(before.subtracting(empty).count == 1, "the item list shows a new item")
+
+        let item = [Array("item".utf8)]
+        for arguments in [item + [Array("set".utf8), bad],
+                          item + [Array("set".utf8), Array("fault.ok".utf8), Array("--group".utf8), bad],
+                          item + [Array("get".utf8), Array("fault.ok".utf8), Array("--group".utf8), bad],
+                          item + [Array("reset".utf8), bad]] {
+            let run = try box.idtool(raw: arguments, stdin: Data("secret-in".utf8))
+            let shown = arguments.map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")
+            #expect(run.status == row.exit, "\(shown): \(run.summary)")
+            #expect(run.stdout.isEmpty, "\(shown)")
+            run.expectClean(hiding: ["secret-in"])
+        }
+        let after = try Self.allKeyringItems()
+        #expect(after == before, "items created: \(after.subtracting(before)), removed: \(before.subtracting(after))")
+        #expect(try box.idtool(["item", "reset", probe]).status == 0)
     }
 
     @Test("attribute names libsecret would reject are refused with invalidArgument, with no GLib critical")

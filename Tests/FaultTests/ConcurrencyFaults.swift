@@ -51,33 +51,84 @@ struct ConcurrencyFaults {
         }
     }
 
-    @Test("32 threads share one resolver and one SecretStore: one identifier, every call succeeds, one item")
+    /// Holds threads until all of them have arrived, so their first calls really overlap.
+    final class StartBarrier: @unchecked Sendable {  // the pthread barrier is thread-safe; the pointer never changes
+        private let barrier = UnsafeMutablePointer<pthread_barrier_t>.allocate(capacity: 1)
+        init(count: Int) { pthread_barrier_init(barrier, nil, UInt32(count)) }
+        deinit {
+            pthread_barrier_destroy(barrier)
+            barrier.deallocate()
+        }
+        func wait() { pthread_barrier_wait(barrier) }
+    }
+
+    @Test("32 threads race on a new app through one resolver and one SecretStore: one identifier, every call succeeds, one item each")
     func threadsInOneProcess() throws {
         let box = try Sandbox()
         let app = Fault.newApp("threads")
         let resolver = try IdentifierResolver(scope: .app(app), backup: .directory(box.backupDirectory(app)),
                                               lockDirectories: [box.runtimeDir])
-        let first = try resolver.resolve().value
         let store = try SecretStore(identifier: "fault.threads.\(UUID().uuidString)")
+        // Nothing exists yet: the threads' first calls race to make the identifier and the item.
+        try #require(try Fault.keyringItemCount(app: app) == 0)
+        try #require(box.backupIdentifier(app) == nil)
+        try #require(try Keyring.default.search(["service": store.identifier]).isEmpty)
+
+        let threads = 32, rounds = 5
+        let barrier = StartBarrier(count: threads)
+        let resolutions = Mutex<[Resolution.Provenance]>([])
         let identifiers = Mutex<Set<String>>([])
+        let writes = Mutex<Int>(0)
         let failures = Mutex<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 32) { i in
-            for j in 0..<5 {
-                do {
-                    let value = j % 2 == 0 ? try resolver.refresh().value : try resolver.identifier()
-                    identifiers.withLock { _ = $0.insert(value) }
-                    try store.setObject("v\(i)-\(j)", forKey: .valueData)
-                    try store.setObject("acct\(i)", forKey: .account)
-                    _ = try store.object(forKey: .valueData)
-                } catch {
-                    failures.withLock { $0.append("\(i)/\(j): \(error)") }
+        let finished = DispatchGroup()
+        for i in 0..<threads {
+            finished.enter()
+            // Real threads, not concurrentPerform: that runs as many iterations at once as there are cores.
+            Thread {
+                defer { finished.leave() }
+                barrier.wait()
+                for j in 0..<rounds {
+                    do {
+                        let value: String
+                        switch j {
+                        case 0:
+                            let resolution = try resolver.resolve()
+                            resolutions.withLock { $0.append(resolution.provenance) }
+                            value = resolution.value
+                        case let j where j % 2 == 0:
+                            let resolution = try resolver.refresh()
+                            resolutions.withLock { $0.append(resolution.provenance) }
+                            value = resolution.value
+                        default:
+                            value = try resolver.identifier()
+                        }
+                        identifiers.withLock { _ = $0.insert(value) }
+                        try store.setObject("v\(i)-\(j)", forKey: .valueData)
+                        try store.setObject("acct\(i)", forKey: .account)
+                        _ = try store.object(forKey: .valueData)
+                        writes.withLock { $0 += 1 }
+                    } catch {
+                        failures.withLock { $0.append("\(i)/\(j): \(error)") }
+                    }
                 }
-            }
+            }.start()
         }
-        #expect(failures.withLock { $0 } == [])
-        #expect(identifiers.withLock { $0 } == [first], "identifier unchanged across threads")
-        #expect(try Keyring.default.search(["service": store.identifier]).count == 1, "one SecretStore item")
+        finished.wait()
+
+        #expect(failures.withLock { $0 } == [], "every call succeeds")
+        #expect(writes.withLock { $0 } == threads * rounds, "every SecretStore round trip succeeded")
+        let provenances = resolutions.withLock { $0 }
+        #expect(provenances.count == threads * 3, "every resolve and refresh returned")
+        #expect(provenances.filter { $0 == .generated(policy: "randomUUID") }.count == 1,
+                "exactly one call made the identifier; the others read it: \(provenances)")
+        let seen = identifiers.withLock { $0 }
+        #expect(seen.count == 1, "one identifier across threads: \(seen.count) distinct")
         #expect(try Fault.keyringItemCount(app: app) == 1, "one identifier item")
+        #expect(try Fault.keyringValue(app: app) == seen.first, "the keyring holds the identifier every thread got")
+        #expect(box.backupIdentifier(app) == seen.first, "the backup holds it too")
+        #expect(try Keyring.default.search(["service": store.identifier]).count == 1, "one SecretStore item")
+        let last = try store.object(forKey: .valueData)
+        #expect((0..<threads).contains { i in (0..<rounds).contains { j in last == "v\(i)-\(j)" } }, "the item holds a written value")
         _ = FaultTable["race.threads"]
         try store.reset()
     }

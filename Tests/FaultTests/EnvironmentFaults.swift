@@ -165,6 +165,24 @@ struct EnvironmentFaults {
         #expect(try Fault.keyringItemCount(app: app) == 1, "no duplicate item")
     }
 
+    /// The state letter of /proc/PID/stat ("R", "S", "D", "T", "Z", …), or nil when there is no such process.
+    static func processState(_ pid: pid_t) -> Character? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let name = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: name)...].first { $0 != " " }
+    }
+
+    /// Still running: exists and has not exited (a zombie has exited; it only waits to be reaped).
+    static func isRunning(_ pid: pid_t) -> Bool { processState(pid).map { $0 != "Z" && $0 != "X" } ?? false }
+
+    /// Asks the bus (not the Secret Service) a question about a name.
+    static func busDriver(_ method: String, _ name: String) throws -> String? {
+        let reply = try Fault.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus",
+                                                        "/org/freedesktop/DBus", "org.freedesktop.DBus.\(method)", "string:\(name)"])
+        guard reply.status == 0, let line = reply.stdoutText.split(separator: "\n").last else { return nil }
+        return line.split(separator: " ").last.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+    }
+
     @Test("daemon killed while a call is in flight: the call fails over to the backup; same identifier after restart")
     func killedInFlight() throws {
         let box = try Sandbox()
@@ -172,13 +190,54 @@ struct EnvironmentFaults {
         let id = try box.establish(app)
         defer { Fault.restoreDaemon() }
         let pid = try #require(try Fault.daemonPID(), "daemon pid")
+        let daemonName = try #require(try Self.busDriver("GetNameOwner", "org.freedesktop.secrets"), "the daemon's unique name")
+
+        // A bus monitor sees every message the bus hands to the Secret Service, with its sender.
+        let log = box.root.appendingPathComponent("monitor.log").path
+        let monitor = try Child("/bin/sh", ["-c", "exec dbus-monitor --session --profile \"$0\" >\"$1\" 2>&1",
+                                            "destination=org.freedesktop.secrets", log].map { Array($0.utf8) },
+                                environment: ProcessInfo.processInfo.environment)
+        defer {
+            kill(monitor.pid, SIGTERM)
+            _ = try? monitor.wait()
+        }
+        func logLines() -> [[Substring]] {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false) }
+        }
+        // A monitor gets NameLost for its own name once BecomeMonitor took effect.
+        while !logLines().contains(where: { $0.last == "NameLost" }) {
+            try #require(Self.isRunning(monitor.pid), "dbus-monitor stopped: \(logLines())")
+            usleep(10_000)
+        }
+
         #expect(kill(pid, SIGSTOP) == 0)
         var killed = false
         defer { if !killed { kill(pid, SIGKILL) } }
         let child = try box.start(["get", "--app", app, "--json", "--timeout", "60"])
-        // Give the call time to reach the stopped daemon. Not an assertion on time: whether the
-        // call is already waiting or not, the daemon dies under it.
-        usleep(500_000)
+
+        // In flight: the bus has handed a method call from this child to the stopped daemon,
+        // which cannot answer it. Wait for that (no clock involved); the child's own 60 s
+        // timeout ends the wait if the call never comes.
+        var checked: Set<Substring> = []
+        var call: [Substring]?
+        while call == nil {
+            for fields in logLines() where fields.first == "mc" && fields.count >= 8 && !checked.contains(fields[3]) {
+                checked.insert(fields[3])
+                if try Self.busDriver("GetConnectionUnixProcessID", String(fields[3])) == String(child.pid) { call = fields }
+            }
+            guard call == nil else { break }
+            guard Self.isRunning(child.pid) else {
+                Issue.record("idtool finished before its call reached the daemon: \(logLines())")
+                break
+            }
+            usleep(10_000)
+        }
+        if let call {
+            #expect(String(call[4]) == daemonName, "the call went to the stopped daemon: \(call)")
+            #expect(Self.processState(pid) == "T", "the daemon is stopped, so the call is unanswered")
+        }
+        #expect(Self.isRunning(child.pid), "idtool is still waiting for the answer when the daemon dies")
         #expect(kill(pid, SIGKILL) == 0)
         killed = true
         let get = try child.wait()

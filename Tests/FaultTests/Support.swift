@@ -180,8 +180,8 @@ final class Sandbox {
                   environment: environment ?? keyringEnvironment).wait()
     }
 
-    func idtool(raw arguments: [[UInt8]], environment: [String: String]? = nil) throws -> Run {
-        try Child(Fault.idtool!, arguments, environment: environment ?? keyringEnvironment).wait()
+    func idtool(raw arguments: [[UInt8]], stdin: Data? = nil, environment: [String: String]? = nil) throws -> Run {
+        try Child(Fault.idtool!, arguments, stdin: stdin, environment: environment ?? keyringEnvironment).wait()
     }
 
     func start(_ arguments: [String], environment: [String: String]? = nil) throws -> Child {

@@ -259,13 +259,32 @@ struct IdentityCommandTests {
     @Test("eight processes writing a new item at once leave exactly one item")
     func concurrentItemCreates() throws {
         try Idtool.requireTestKeyring()
-        for _ in 0..<3 {
+        for round in 0..<3 {
             let id = "test.concurrent.\(UUID().uuidString)"
+            let runs = Mutex<[Int: Result<Idtool.Run, any Error>]>([:])
             DispatchQueue.concurrentPerform(iterations: 8) { index in
-                _ = try? Idtool.run(["item", "set", id], stdin: Data("v\(index)".utf8))
+                let run = Result { try Idtool.run(["item", "set", id], stdin: Data("v\(index)".utf8)) }
+                runs.withLock { $0[index] = run }
+            }
+            let results = runs.withLock { $0 }
+            #expect(results.count == 8)
+            for index in 0..<8 {
+                switch results[index] {
+                case .success(let run)?:
+                    #expect(run.status == 0, "round \(round), creator \(index): exit \(run.status), stderr: \(run.stderr)")
+                    #expect(run.stdout.isEmpty && run.stderr.isEmpty, "round \(round), creator \(index) is silent: \(run.stderr)")
+                case .failure(let error)?:
+                    Issue.record("round \(round), creator \(index) could not be run: \(error)")
+                case nil:
+                    Issue.record("round \(round), creator \(index) never ran")
+                }
             }
             let items = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/secret-tool"), ["search", "--all", "service", id])
-            #expect(items.stdoutText.components(separatedBy: "[/").count - 1 == 1, "exactly one item")
+            #expect(items.stdoutText.components(separatedBy: "[/").count - 1 == 1, "round \(round): exactly one item")
+            // The one item holds what one of the creators wrote.
+            let stored = try Idtool.run(["item", "get", id])
+            #expect(stored.status == 0, "round \(round): \(stored.stderr)")
+            #expect((0..<8).map { Data("v\($0)".utf8) }.contains(stored.stdout), "round \(round): \(stored.stdoutText.debugDescription)")
         }
     }
 
