@@ -71,6 +71,17 @@ extension Fault {
         String(try run("/usr/bin/sha256sum", [], stdin: data).stdoutText.prefix(64))
     }
 
+    /// A start barrier: `start` runs while the daemon is SIGSTOPped, so every child it starts
+    /// queues its first call at the daemon; then the daemon resumes and they race from there.
+    /// The pause only gives the children time to get there; nothing is asserted on time.
+    static func startingTogether<T>(daemon pid: pid_t, _ start: () throws -> T) throws -> T {
+        try #require(kill(pid, SIGSTOP) == 0)
+        defer { kill(pid, SIGCONT) }
+        let started = try start()
+        usleep(800_000)
+        return started
+    }
+
     /// The created timestamps of the Secret Service are whole seconds: wait past one so that an
     /// item stored next is strictly younger.
     static func waitPastCreationSecond() { usleep(1_100_000) }
@@ -172,11 +183,16 @@ struct EdgeFaults {
 
     @Test("16 processes with separate runtime and state directories agree on a new vendor group's identifier, 3 rounds")
     func creatorsWithoutSharedDirectoriesAgree() throws {
+        let pid = try #require(try Fault.daemonPID(), "daemon pid")
+        defer {
+            kill(pid, SIGCONT)
+            Fault.restoreDaemon()
+        }
         for round in 0..<3 {
             let group = Fault.newApp("vendor-race\(round)")
             let boxes = try (0..<16).map { _ in try Sandbox() }
-            let children = try boxes.enumerated().map { i, box in
-                try box.start(["get", "--app", "fault.edge-app\(i)", "--vendor", group])
+            let children = try Fault.startingTogether(daemon: pid) {
+                try boxes.enumerated().map { i, box in try box.start(["get", "--app", "fault.edge-app\(i)", "--vendor", group]) }
             }
             let runs = try children.map { try $0.wait() }
             for run in runs {
@@ -194,10 +210,17 @@ struct EdgeFaults {
         let box = try Sandbox()
         var environment = box.keyringEnvironment
         environment["XDG_RUNTIME_DIR"] = nil
+        let pid = try #require(try Fault.daemonPID(), "daemon pid")
+        defer {
+            kill(pid, SIGCONT)
+            Fault.restoreDaemon()
+        }
         for round in 0..<3 {
             let service = "fault.edge.itemset\(round).\(UUID().uuidString.prefix(8).lowercased())"
             let values = (0..<8).map { "value-\($0)-\(UUID().uuidString)" }
-            let children = try values.map { try box.start(["item", "set", service], stdin: Data($0.utf8), environment: environment) }
+            let children = try Fault.startingTogether(daemon: pid) {
+                try values.map { try box.start(["item", "set", service], stdin: Data($0.utf8), environment: environment) }
+            }
             let runs = try children.map { try $0.wait() }
             for run in runs {
                 run.expectExit(FaultTable["edge.race.item-set-no-runtime-dir"])
