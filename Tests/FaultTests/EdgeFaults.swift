@@ -482,8 +482,16 @@ struct EdgeFaults {
         let elsewhere = box.root.appendingPathComponent("elsewhere").path
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: maker.backupPath(app), toPath: elsewhere + "/identifier")
-        try FileManager.default.createDirectory(atPath: (box.backupDirectory(app) as NSString).deletingLastPathComponent,
-                                                withIntermediateDirectories: true)
+        // The parents as the library would make them (0700), so only the symlink is unusual.
+        var parents: [String] = []
+        var parent = (box.backupDirectory(app) as NSString).deletingLastPathComponent
+        while parent.count > box.stateHome.count {
+            parents.insert(parent, at: 0)
+            parent = (parent as NSString).deletingLastPathComponent
+        }
+        for directory in parents where mkdir(directory, 0o700) != 0 {
+            try #require(errno == EEXIST, "mkdir \(directory): \(String(cString: strerror(errno)))")
+        }
         try #require(symlink(elsewhere, box.backupDirectory(app)) == 0)
         try #require(try Fault.keyringValue(app: app) == nil, "the keyring has no item")
 
