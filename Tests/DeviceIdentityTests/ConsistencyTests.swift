@@ -38,6 +38,13 @@ struct ConsistencyTests {
         let old = try fixture.resolver().identifier()
         try withoutSessionBus { try fixture.resolver().reset() }
         #expect(try fixture.keyringValue() == old, "the keyring could not be reached")
+        // The keyring served this user: without it, nothing new is made.
+        guard case .keyringUnreachable = identityError({ try withoutSessionBus { try fixture.resolver().identifier() } }) else {
+            Issue.record("a user the keyring served gets no headless identifier")
+            return
+        }
+        // A user no keyring ever served (the marker gone) gets the headless default.
+        fixture.forgetKeyring()
         let headless = try withoutSessionBus { try fixture.resolver().identifier() }
         #expect(headless != old)
         let back = try fixture.resolver().resolve()
@@ -53,6 +60,7 @@ struct ConsistencyTests {
         let fixture = try Fixture()
         _ = try fixture.resolver().identifier()
         try withoutSessionBus { try fixture.resolver().reset() }
+        fixture.forgetKeyring()
         let headless = try withoutSessionBus { try fixture.resolver().identifier() }
         let shown = try fixture.resolver().dryRun()
         #expect(shown.value == headless)
@@ -93,8 +101,8 @@ struct ConsistencyTests {
         let value = try fixture.resolver().identifier()
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: fixture.backupPath))
         for _ in 0..<2 {
-            guard case .backupUnreadable = identityError({ try withoutSessionBus { try fixture.resolver().resolve() } }) else {
-                Issue.record("expected backupUnreadable")
+            guard case .backupCorrupt = identityError({ try withoutSessionBus { try fixture.resolver().resolve() } }) else {
+                Issue.record("expected backupCorrupt")
                 return
             }
         }

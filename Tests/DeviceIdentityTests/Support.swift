@@ -33,6 +33,10 @@ struct Fixture {
 
     var backupDirectory: String { directory + "/state/" + appID }
     var backupPath: String { backupDirectory + "/identifier" }
+    /// The "a Secret Service served this user" marker of a resolver with this backup directory.
+    var keyringSeenMarker: String { backupDirectory + "/keyring-seen" }
+    /// Makes this fixture look like a user no keyring ever served (an SSH box, a container).
+    func forgetKeyring() { unlink(keyringSeenMarker) }
 
     func resolver(
         scope: IdentifierScope? = nil, policy: GenerationPolicy = .randomUUID, migrations: [MigrationSource] = [],

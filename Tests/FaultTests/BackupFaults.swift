@@ -109,7 +109,7 @@ struct BackupFaults {
         let made = try asNobody(["get", "--app", app])
         try #require(made.status == 0 && Fault.isUUID(made.line), "setup as nobody: \(made.summary)")
         let id = made.line
-        let path = home + "/state/\(app)/identifier"
+        let path = home + "/state/keyring-identity/app/\(app)/identifier"
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         try #require(chmod(path, 0o000) == 0)
 
@@ -142,6 +142,8 @@ struct BackupFaults {
         let fresh = Fault.newApp("rodir-new")
         try box.mountTmpfs(at: box.backupDirectory(fresh), size: "64k")
         try box.remountReadOnly(box.backupDirectory(fresh), size: "64k")
+        // As a user no keyring ever served (else a missing bus is only temporary: exit 75).
+        unlink(box.keyringSeenMarker)
         let made = try box.idtool(["get", "--app", fresh], environment: box.noBusEnvironment)
         made.expectExit(FaultTable["backup.readonly-dir.no-bus"])
         #expect(made.stdout.isEmpty, "no identifier that no store holds: \(made.stdoutText)")
@@ -177,6 +179,7 @@ struct BackupFaults {
         let fresh = Fault.newApp("full-new")
         try box.mountTmpfs(at: box.backupDirectory(fresh), size: "64k")
         try fill(box.backupDirectory(fresh))
+        unlink(box.keyringSeenMarker)  // a user no keyring ever served
         let made = try box.idtool(["get", "--app", fresh], environment: box.noBusEnvironment)
         made.expectExit(FaultTable["backup.disk-full.no-bus"])
         #expect(made.stdout.isEmpty)

@@ -15,9 +15,6 @@ extension Sandbox {
     /// The backup file of a vendor group: `$XDG_STATE_HOME/keyring-identity/vendor/<group>/identifier`.
     func vendorBackupPath(_ group: String) -> String { stateHome + "/keyring-identity/vendor/" + group + "/identifier" }
 
-    /// "A Secret Service has served this user": `$XDG_STATE_HOME/keyring-identity/keyring-seen`.
-    var keyringSeenMarker: String { stateHome + "/keyring-identity/keyring-seen" }
-
     /// The identifier in a backup file at `path` as raw UTF-8 bytes, when it is a JSON record.
     func backupIdentifierBytes(at path: String) -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: path),

@@ -25,14 +25,23 @@ struct EnvironmentFaults {
         #expect(get.stderrLines.count == 1, "one-line notice: \(get.stderr)")
         get.expectClean(hiding: [id])
 
+        // This user's keyring served an identifier: without a bus, a new app gets none (75).
         let fresh = Fault.newApp("nobus-new")
-        let first = try box.idtool(["get", "--app", fresh], environment: box.noBusEnvironment)
+        let refused = try box.idtool(["get", "--app", fresh], environment: box.noBusEnvironment)
+        refused.expectExit(FaultTable["env.no-bus.new.served"])
+        #expect(refused.stdout.isEmpty, "\(refused.stdoutText)")
+        #expect(!FileManager.default.fileExists(atPath: box.backupPath(fresh)), "nothing generated into the backup")
+        refused.expectClean()
+
+        // A user no keyring ever served (an SSH box, a container) gets the headless default.
+        let never = try Sandbox()
+        let first = try never.idtool(["get", "--app", fresh], environment: never.noBusEnvironment)
         first.expectExit(FaultTable["env.no-bus.new"])
         #expect(Fault.isUUID(first.line))
         first.expectClean(hiding: [first.line])
-        #expect(try box.idtool(["get", "--app", fresh], environment: box.noBusEnvironment).line == first.line, "stable without a bus")
+        #expect(try never.idtool(["get", "--app", fresh], environment: never.noBusEnvironment).line == first.line, "stable without a bus")
         #expect(try Fault.keyringValue(app: fresh) == nil, "nothing reached the keyring yet")
-        let back = try box.idtool(["get", "--app", fresh])
+        let back = try never.idtool(["get", "--app", fresh])
         #expect(back.status == 0 && back.line == first.line, "same identifier once the bus is back: \(back.summary)")
         #expect(try Fault.keyringValue(app: fresh) == first.line, "pushed into the keyring")
     }

@@ -29,8 +29,11 @@ enum FaultTable {
         // Environment
         .init(id: "env.no-bus", area: "environment", scenario: "no session bus, backup holds the identifier",
               outcome: "served from the backup, one-line notice on stderr", exit: 0, kept: .yes),
-        .init(id: "env.no-bus.new", area: "environment", scenario: "no session bus, new app",
+        .init(id: "env.no-bus.new", area: "environment", scenario: "no session bus, new app, no keyring ever served this user",
               outcome: "generated into the backup alone; pushed into the keyring once a bus is back", exit: 0, kept: .none),
+        .init(id: "env.no-bus.new.served", area: "environment", scenario: "no session bus, new app, a keyring served this user before",
+              outcome: "error \"cannot be reached now\", nothing generated (an SSH session must not mint what the desktop's keyring would overrule)",
+              exit: 75, kept: .none),
         .init(id: "env.no-secret-service", area: "environment", scenario: "a bus with no Secret Service, backup holds the identifier",
               outcome: "served from the backup, one-line notice", exit: 0, kept: .yes),
         .init(id: "env.no-default-collection", area: "environment", scenario: "no default collection, identifier already stored",

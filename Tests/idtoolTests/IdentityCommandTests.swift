@@ -204,11 +204,21 @@ struct IdentityCommandTests {
         #expect(served.stdoutText == value)
         served.expectOneLineError(hiding: [value.trimmingCharacters(in: .newlines)], containing: "backup file")
 
+        // The keyring served this user before: a new app gets nothing without it (75).
         let fresh = Self.newApp()
-        let made = try Idtool.run(["get", "--app", fresh], environment: environment)
+        let refused = try Idtool.run(["get", "--app", fresh], environment: environment)
+        #expect(refused.status == 75 && refused.stdout.isEmpty, "\(refused.stderr)")
+        refused.expectOneLineError(containing: "cannot be reached now")
+
+        // A user no keyring ever served (a state directory of its own) gets the headless default.
+        var neverServed = environment
+        neverServed["XDG_STATE_HOME"] = environment["XDG_RUNTIME_DIR"]! + "/state"
+        var neverServedWithBus = Idtool.baseEnvironment
+        neverServedWithBus["XDG_STATE_HOME"] = neverServed["XDG_STATE_HOME"]
+        let made = try Idtool.run(["get", "--app", fresh], environment: neverServed)
         #expect(made.status == 0 && Self.isUUIDv4Line(made.stdoutText))
-        #expect(try Idtool.run(["get", "--app", fresh], environment: environment).stdoutText == made.stdoutText)
-        #expect(try Idtool.run(["get", "--app", fresh]).stdoutText == made.stdoutText, "pushed into the keyring")
+        #expect(try Idtool.run(["get", "--app", fresh], environment: neverServed).stdoutText == made.stdoutText)
+        #expect(try Idtool.run(["get", "--app", fresh], environment: neverServedWithBus).stdoutText == made.stdoutText, "pushed into the keyring")
         let keyringCopy = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/secret-tool"),
                                                 ["lookup", "identity-scope", "app", "identity-name", fresh])
         #expect(keyringCopy.stdoutText + "\n" == made.stdoutText)
@@ -245,14 +255,14 @@ struct IdentityCommandTests {
         let app = Self.newApp()
         let value = try Idtool.run(["get", "--app", app]).stdoutText
         let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"]!
-        try FileManager.default.removeItem(atPath: "\(state)/\(app)/identifier")
+        try FileManager.default.removeItem(atPath: "\(state)/keyring-identity/app/\(app)/identifier")
         var environment = Idtool.baseEnvironment
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/\(UUID().uuidString)"
         let run = try Idtool.run(["get", "--app", app], environment: environment)
         #expect(run.status == 69)
         #expect(run.stdout.isEmpty)
         run.expectOneLineError(hiding: [value.trimmingCharacters(in: .newlines)])
-        #expect(!FileManager.default.fileExists(atPath: "\(state)/\(app)/identifier"))
+        #expect(!FileManager.default.fileExists(atPath: "\(state)/keyring-identity/app/\(app)/identifier"))
         #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
     }
 
