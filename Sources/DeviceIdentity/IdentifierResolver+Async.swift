@@ -1,4 +1,5 @@
 import Dispatch
+@_spi(KeyringIdentityInternals) import Keyring
 
 // The async variants run the blocking work (D-Bus, flock, fsync) on a private queue, never on
 // Swift's cooperative pool. The in-memory fast path of `identifier()` does not hop at all.
@@ -6,9 +7,19 @@ import Dispatch
 extension IdentifierResolver {
     private static let queue = DispatchQueue(label: "DeviceIdentity.blocking", attributes: .concurrent)
 
+    /// Runs `work` on the private queue. Task cancellation cancels the keyring call in flight and
+    /// every later step (lock waits included), which then throws `IdentityError.keyring(.cancelled)`.
     private func offload<T: Sendable>(_ work: @escaping @Sendable () throws(IdentityError) -> T) async throws(IdentityError) -> T {
-        let result: Result<T, IdentityError> = await withCheckedContinuation { continuation in
-            Self.queue.async { continuation.resume(returning: Result { () throws(IdentityError) -> T in try work() }) }
+        let token = OperationCancellation()
+        let result: Result<T, IdentityError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                Self.queue.async {
+                    if token.isCancelled { return continuation.resume(returning: .failure(.keyring(.cancelled))) }
+                    continuation.resume(returning: token.run { Result { () throws(IdentityError) -> T in try work() } })
+                }
+            }
+        } onCancel: {
+            token.cancel()
         }
         return try result.get()
     }

@@ -164,7 +164,7 @@ extension IdentifierResolver {
             default: break
             }
         }
-        return try lock.withLock(until: budget.deadline, timeout: budget.seconds) { () throws(IdentityError) -> MigrationReport in
+        return try lock.withLock(until: budget.deadline, timeout: budget.seconds, isCancelled: { budget.isCancelled }) { () throws(IdentityError) -> MigrationReport in
             var repairs = applyPendingReset(budget)
             switch Decision.decide(gatherFacts(budget, quarantine: true)) {
             case .fail(let error): throw error
@@ -430,12 +430,16 @@ final class Budget {
     let seconds: Double
     private let keyring: Keyring?
     private var failure: KeyringError?
+    /// Set when an async caller's task can cancel this call (keyring calls follow it on their own).
+    let cancellation = OperationCancellation.active
 
     init(timeout: Duration, keyring: Keyring?) {
         self.deadline = ContinuousClock.now + timeout
         self.seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         self.keyring = keyring
     }
+
+    var isCancelled: Bool { cancellation?.isCancelled ?? false }
 
     /// The keyring with the time left as its timeout; nil without a keyring or time.
     var currentKeyring: Keyring? {
@@ -449,6 +453,7 @@ final class Budget {
     /// later calls fail at once instead of waiting again.
     func call<T>(_ body: (Keyring) throws(KeyringError) -> T) throws(KeyringError) -> T {
         if let failure { throw failure }
+        if isCancelled { throw remember(.cancelled) }
         guard let keyring = currentKeyring else { throw .noSecretService }
         if ContinuousClock.now >= deadline { throw remember(.timedOut(seconds: seconds)) }
         do throws(KeyringError) {
