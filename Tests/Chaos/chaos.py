@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""A randomized, model-based test of idtool against a real gnome-keyring (run by scripts/chaos).
+
+The world: three scopes (two apps, and a vendor group two apps share) and three environments:
+  desktop  the session bus, the session's XDG_STATE_HOME and XDG_RUNTIME_DIR;
+  sandbox  the same bus, its own XDG_STATE_HOME and XDG_RUNTIME_DIR (a Flatpak, cron, another version);
+  ssh      no bus at all, sharing the desktop's XDG_STATE_HOME (an SSH session into the desktop).
+
+Each step picks an operation: get (alone or in a concurrent burst), show, reset, migrate, lock,
+unlock, daemon kill (D-Bus activation brings it back locked), daemon restart, SIGSTOP with a short
+--timeout, deleting the identity item behind our back, planting a younger twin item, deleting or
+corrupting a backup, and SIGKILL of an in-flight get or reset.
+
+The model gives each scope an epoch; a successful reset starts a new one. Invariants:
+  1. within an epoch, every successful get/show/migrate of a scope prints the same bytes;
+  2. at the end, with the keyring healthy, one identity item per scope, equal to the last value;
+  3. no crash, no GLib critical, no call past its --timeout plus a margin;
+  4. stderr never holds an identifier.
+Where the design allows a change, the change is named, counted and listed (never hidden):
+  killed-reset       a reset SIGKILLed mid-way may or may not have happened;
+  pending-reset      a reset made without a bus reaches other environments once the state
+                     directory it shares reaches the keyring;
+  headless-overruled an identifier made with no keyring (the backup alone held it) loses to
+                     the keyring's, which another environment made meanwhile;
+  double-loss        every store that held the identifier was deleted;
+  planted-item       a foreign item planted while the scope's own item was missing wins.
+Exit status: 0 when no invariant broke, 1 otherwise (every violation is printed with its step).
+"""
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+TIMEOUT = 4          # idtool --timeout for every call
+MARGIN = 3.0         # allowed overrun of --timeout (process start-up, a loaded machine)
+UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class Scope:
+    def __init__(self, kind, name, apps):
+        self.kind, self.name, self.apps = kind, name, apps
+        self.epoch = 0
+        self.value = None          # the value handed out in this epoch
+        self.places = set()        # where that value is known to be stored: keyring, desktop, sandbox
+        self.headless_only = False  # handed out while only a backup held it
+        self.maybe_reset = False   # a reset was killed mid-way
+        self.pending = None        # (old value) of a reset made without a bus
+        self.planted = False       # a twin was planted while the item was missing
+        self.superseded = set()    # values of this epoch that an allowed change replaced
+
+    def args(self, rng):
+        app = rng.choice(self.apps)
+        return ["--app", app] + (["--vendor", self.name] if self.kind == "vendor" else [])
+
+    def backup_path(self, state):
+        return os.path.join(state, "keyring-identity", self.kind, self.name, "identifier")
+
+
+class Chaos:
+    def __init__(self, args):
+        self.args = args
+        self.rng = random.Random(args.seed)
+        self.idtool = args.idtool
+        self.ctl = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "keyring-ctl")
+        root = tempfile.mkdtemp(prefix="chaos-", dir=os.environ.get("WITH_KEYRING_ROOT", "/tmp"))
+        base = dict(os.environ, G_DEBUG="fatal-criticals")
+        base.pop("IDTOOL_APP", None)
+        sandbox_state, sandbox_run, ssh_run = (os.path.join(root, d) for d in ("sandbox-state", "sandbox-run", "ssh-run"))
+        for d in (sandbox_state, sandbox_run, ssh_run):
+            os.makedirs(d, mode=0o700)
+        self.states = {"desktop": base["XDG_STATE_HOME"], "sandbox": sandbox_state}
+        self.envs = {
+            "desktop": base,
+            "sandbox": dict(base, XDG_STATE_HOME=sandbox_state, XDG_RUNTIME_DIR=sandbox_run),
+            "ssh": {k: v for k, v in dict(base, XDG_RUNTIME_DIR=ssh_run).items() if k != "DBUS_SESSION_BUS_ADDRESS"},
+        }
+        tag = uuid.uuid4().hex[:6]
+        self.scopes = [
+            Scope("app", f"chaos.{tag}.one", [f"chaos.{tag}.one"]),
+            Scope("app", f"chaos.{tag}.two", [f"chaos.{tag}.two"]),
+            Scope("vendor", f"chaos.{tag}.group", [f"chaos.{tag}.a", f"chaos.{tag}.b"]),
+        ]
+        self.legacy_dir = os.path.join(root, "legacy")
+        os.makedirs(self.legacy_dir)
+        self.seen_values = set()
+        self.violations = []
+        self.exceptions = {}
+        self.counts = {}
+        self.step = 0
+        self.stopped_pid = None
+        self.locked = False
+        self.ssh_marker_before = False
+
+    # ---- plumbing -------------------------------------------------------------------------
+    def ctl_run(self, command):
+        return subprocess.run([self.ctl, command], capture_output=True, text=True, timeout=60)
+
+    def daemon_pid(self):
+        out = self.ctl_run("pid").stdout.strip()
+        return int(out) if out.isdigit() else None
+
+    def violate(self, what):
+        self.violations.append(f"step {self.step}: {what}")
+        print(f"VIOLATION step {self.step}: {what}", file=sys.stderr, flush=True)
+
+    def allow(self, name, detail):
+        self.exceptions[name] = self.exceptions.get(name, 0) + 1
+        if self.args.verbose:
+            print(f"  exception {name}: {detail}", file=sys.stderr)
+
+    def start(self, env, argv):
+        return subprocess.Popen([self.idtool] + argv, env=self.envs[env], stdout=subprocess.PIPE, stderr=subprocess.PIPE), time.monotonic()
+
+    def finish(self, env, argv, proc, started, killed=False, budget=TIMEOUT):
+        try:
+            out, err = proc.communicate(timeout=budget + MARGIN + 30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            self.violate(f"{env} {' '.join(argv)} hung past {budget + MARGIN + 30} s")
+        elapsed = time.monotonic() - started
+        err = err.decode(errors="replace")
+        rc = proc.returncode
+        if not killed:
+            if rc < 0 or rc >= 128:
+                self.violate(f"{env} {' '.join(argv)} crashed (status {rc}): {err.strip()[:300]}")
+            if elapsed > budget + MARGIN:
+                self.violate(f"{env} {' '.join(argv)} took {elapsed:.1f} s, past --timeout {budget} + {MARGIN}")
+        for noise in ("CRITICAL", "WARNING **", "Fatal error"):
+            if noise in err:
+                self.violate(f"{env} {' '.join(argv)}: stderr has {noise}: {err.strip()[:300]}")
+        for value in self.seen_values:
+            if value in err:
+                self.violate(f"{env} {' '.join(argv)}: stderr holds an identifier")
+        return rc, out, err
+
+    def idtool_run(self, env, argv):
+        proc, started = self.start(env, argv)
+        return self.finish(env, argv, proc, started)
+
+    # ---- the model ------------------------------------------------------------------------
+    def observe(self, scope, env, value, stored_in=None, provenance=""):
+        """A value a successful command printed for `scope` in `env`."""
+        self.seen_values.add(value)
+        if scope.pending is not None:
+            old = scope.pending
+            if value == old and env != "desktop":
+                self.allow("pending-reset", f"{env} still sees the identifier a bus-less reset removed")
+                return
+            if env == "desktop" or value != old:
+                scope.pending = None  # the pending reset reached the keyring; this is the new epoch
+                if value == old:
+                    self.violate(f"{scope.kind} {scope.name}: the desktop got back the identifier a reset removed")
+                    return
+        if scope.value is None or scope.value == value:
+            if scope.value is None:
+                scope.value = value
+                scope.places = set()
+                scope.planted = False
+            self.record_places(scope, env, stored_in, provenance)
+            scope.maybe_reset = False
+            return
+        if value in scope.superseded and provenance == "backup":
+            # An environment whose backup still holds the value an allowed change replaced, while
+            # its keyring read fails: it cannot know better until the keyring answers.
+            self.allow("stale-backup", f"{env} served an identifier an allowed change replaced, from its backup")
+            return
+        # The value changed within an epoch: only a named exception may explain it.
+        visible = {"keyring", "sandbox" if env == "sandbox" else "desktop"}
+        if scope.maybe_reset:
+            self.allow("killed-reset", "a reset killed mid-way took effect")
+        elif scope.headless_only:
+            self.allow("headless-overruled", "a backup-only identifier lost to the keyring's")
+        elif env == "ssh" and stored_in == ["backup"] and provenance.startswith("generated") and not self.ssh_marker_before:
+            self.allow("headless-unaware", "a bus-less environment whose state never saw the keyring generated")
+        elif not (scope.places & visible):
+            self.allow("double-loss", f"every store {env} can see (keyring, its backup) lost the identifier")
+        elif scope.planted and "keyring" not in scope.places:
+            self.allow("planted-item", "a foreign item planted while ours was missing won")
+        else:
+            self.violate(f"{scope.kind} {scope.name}: {env} printed a different identifier within one epoch "
+                         f"(stores then: {sorted(scope.places)}, provenance now: {provenance}, storedIn now: {stored_in})")
+        scope.superseded.add(scope.value)
+        scope.value = value
+        scope.places = set()
+        scope.maybe_reset = False
+        scope.planted = False
+        self.record_places(scope, env, stored_in, provenance)
+
+    def record_places(self, scope, env, stored_in, provenance):
+        if stored_in is None:
+            return
+        if "keyring" in stored_in:
+            scope.places.add("keyring")
+            scope.headless_only = False
+        if "backup" in stored_in and env in ("desktop", "ssh"):
+            scope.places.add("desktop")
+        if "backup" in stored_in and env == "sandbox":
+            scope.places.add("sandbox")
+        if stored_in == ["backup"] and provenance.startswith("generated"):
+            scope.headless_only = True
+
+    def new_epoch(self, scope, env):
+        scope.epoch += 1
+        if env == "ssh" and scope.value is not None:
+            scope.pending = scope.value
+        scope.value = None
+        scope.places = set()
+        scope.headless_only = False
+        scope.maybe_reset = False
+        scope.planted = False
+        scope.superseded = set()
+
+    # ---- operations -----------------------------------------------------------------------
+    def op_get(self):
+        scope, env = self.rng.choice(self.scopes), self.rng.choice(list(self.envs))
+        argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)]
+        rc, out, _ = self.idtool_run(env, argv)
+        self.get_result(scope, env, rc, out)
+
+    def get_result(self, scope, env, rc, out):
+        if rc == 0:
+            try:
+                result = json.loads(out)
+            except ValueError:
+                self.violate(f"get printed no JSON: {out[:200]!r}")
+                return
+            self.observe(scope, env, result["identifier"], result.get("storedIn"), result.get("provenance") or "")
+        elif rc not in (69, 75):
+            self.violate(f"get in {env} exited {rc}")
+
+    def op_burst(self):
+        scope = self.rng.choice(self.scopes)
+        procs = []
+        for _ in range(self.rng.randint(3, 8)):
+            env = self.rng.choice(list(self.envs))
+            argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)]
+            procs.append((env, argv) + self.start(env, argv))
+        for env, argv, proc, started in procs:
+            rc, out, _ = self.finish(env, argv, proc, started)
+            self.get_result(scope, env, rc, out)
+
+    def op_show(self):
+        scope, env = self.rng.choice(self.scopes), self.rng.choice(list(self.envs))
+        rc, out, _ = self.idtool_run(env, ["show"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)])
+        if rc == 0:
+            result = json.loads(out)
+            self.observe(scope, env, result["identifier"], None, result.get("provenance") or "")
+        elif rc not in (1, 69, 75):
+            self.violate(f"show in {env} exited {rc}")
+
+    def op_reset(self):
+        scope, env = self.rng.choice(self.scopes), self.rng.choice(list(self.envs))
+        rc, _, _ = self.idtool_run(env, ["reset"] + scope.args(self.rng) + ["--timeout", str(TIMEOUT)])
+        if rc == 0:
+            self.new_epoch(scope, env)
+        elif rc not in (69, 75):
+            self.violate(f"reset in {env} exited {rc}")
+
+    def op_killed(self):
+        scope, env = self.rng.choice(self.scopes), self.rng.choice(list(self.envs))
+        command = self.rng.choice(["get", "reset"])
+        argv = [command] + scope.args(self.rng) + ["--timeout", str(TIMEOUT)]
+        proc, started = self.start(env, argv)
+        time.sleep(self.rng.uniform(0, 0.06))
+        proc.send_signal(signal.SIGKILL)
+        rc, out, _ = self.finish(env, argv, proc, started, killed=True)
+        if rc == 0 and command == "get" and out.strip():
+            self.observe(scope, env, out.decode().strip())
+        elif rc == 0 and command == "reset":
+            self.new_epoch(scope, env)
+        elif command == "reset":
+            scope.maybe_reset = True
+
+    def op_migrate(self):
+        scope = self.rng.choice([s for s in self.scopes if s.kind == "app"])
+        env = self.rng.choice(["desktop", "sandbox"])
+        legacy = os.path.join(self.legacy_dir, uuid.uuid4().hex)
+        value = str(uuid.uuid4())
+        with open(legacy, "w") as f:
+            f.write(value + "\n")
+        rc, out, _ = self.idtool_run(env, ["migrate", "--app", scope.apps[0], "--from", "file:" + legacy, "--timeout", str(TIMEOUT)])
+        if rc == 0:
+            self.seen_values.add(value)
+            self.observe(scope, env, out.decode().strip())
+        elif rc not in (69, 75):
+            self.violate(f"migrate in {env} exited {rc}")
+
+    def op_lock(self):
+        if self.stopped_pid is None and self.ctl_run("lock").returncode == 0:
+            self.locked = True
+
+    def op_restart(self):
+        self.resume()
+        if self.ctl_run("restart").returncode != 0:
+            self.violate("keyring-ctl restart failed")
+        self.locked = False
+
+    def op_kill_daemon(self):
+        self.resume()
+        self.ctl_run("kill")  # the next call activates a new daemon, without the password: locked
+        self.locked = True
+
+    def op_stopped_daemon(self):
+        scope, env = self.rng.choice(self.scopes), self.rng.choice(["desktop", "sandbox"])
+        pid = self.daemon_pid()
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGSTOP)
+        self.stopped_pid = pid
+        try:
+            argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", "1"]
+            proc, started = self.start(env, argv)
+            rc, out, _ = self.finish(env, argv, proc, started, budget=1)
+            self.get_result(scope, env, rc, out)
+        finally:
+            self.resume()
+
+    def resume(self):
+        if self.stopped_pid is not None:
+            try:
+                os.kill(self.stopped_pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            self.stopped_pid = None
+
+    def op_delete_item(self):
+        scope = self.rng.choice(self.scopes)
+        r = subprocess.run(["secret-tool", "clear", "identity-scope", scope.kind, "identity-name", scope.name],
+                           env=self.envs["desktop"], capture_output=True, timeout=30)
+        if r.returncode == 0 and not self.locked:
+            scope.places.discard("keyring")
+
+    def op_twin(self):
+        scope = self.rng.choice(self.scopes)
+        value = str(uuid.uuid4())
+        self.seen_values.add(value)
+        r = subprocess.run(["secret-tool", "store", "--label=chaos twin", "--collection=/org/freedesktop/secrets/collection/session",
+                            "identity-scope", scope.kind, "identity-name", scope.name],
+                           input=value.encode(), env=self.envs["desktop"], capture_output=True, timeout=30)
+        if r.returncode == 0 and "keyring" not in scope.places:
+            scope.planted = True
+
+    def op_backup(self):
+        scope, where = self.rng.choice(self.scopes), self.rng.choice(["desktop", "sandbox"])
+        path = scope.backup_path(self.states[where])
+        if not os.path.exists(path):
+            return
+        if self.rng.random() < 0.5:
+            os.unlink(path)
+        else:
+            with open(path, "wb") as f:
+                f.write(os.urandom(self.rng.randint(0, 80)))
+        scope.places.discard(where)
+
+    OPS = [
+        ("get", 30), ("burst", 8), ("show", 6), ("reset", 5), ("killed", 5), ("migrate", 3), ("lock", 4),
+        ("restart", 6), ("kill_daemon", 2), ("stopped_daemon", 3), ("delete_item", 4), ("twin", 4), ("backup", 6),
+    ]
+
+    # ---- the run --------------------------------------------------------------------------
+    def run(self):
+        names = [n for n, _ in self.OPS]
+        weights = [w for _, w in self.OPS]
+        deadline = time.monotonic() + self.args.minutes * 60 if self.args.minutes else None
+        while True:
+            if self.args.steps and self.step >= self.args.steps:
+                break
+            if deadline and time.monotonic() >= deadline:
+                break
+            self.step += 1
+            self.ssh_marker_before = os.path.exists(os.path.join(self.states["desktop"], "keyring-identity", "keyring-seen"))
+            name = self.rng.choices(names, weights)[0]
+            self.counts[name] = self.counts.get(name, 0) + 1
+            if self.args.verbose:
+                print(f"step {self.step}: {name}", file=sys.stderr, flush=True)
+            getattr(self, "op_" + name)()
+        self.final_check()
+
+    def final_check(self):
+        """Invariant 2: with the keyring healthy, one identity item per scope, equal to the last value."""
+        self.step += 1
+        self.resume()
+        self.ctl_run("restart")
+        for scope in self.scopes:
+            for env in ("desktop", "sandbox"):
+                rc, out, _ = self.idtool_run(env, ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)])
+                if rc != 0:
+                    # A corrupt backup with no keyring item stays an error until reset (by design).
+                    if rc == 69 and scope.value is None:
+                        self.allow("corrupt-backup-awaits-reset", f"{env}: {scope.name}")
+                        continue
+                    self.violate(f"final get of {scope.name} in {env} exited {rc} with the keyring healthy")
+                    continue
+                self.get_result(scope, env, rc, out)
+            count = self.item_count(scope)
+            if scope.value is not None and count != 1:
+                self.violate(f"{scope.kind} {scope.name}: {count} identity items at the end, expected 1")
+            if scope.value is not None:
+                r = subprocess.run(["secret-tool", "lookup", "identity-scope", scope.kind, "identity-name", scope.name],
+                                   env=self.envs["desktop"], capture_output=True, text=True, timeout=30)
+                if r.stdout.strip() != scope.value:
+                    self.violate(f"{scope.kind} {scope.name}: the keyring holds another value than the last handed out")
+
+    def item_count(self, scope):
+        out = subprocess.run(
+            ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+             "org.freedesktop.Secret.Service.SearchItems",
+             f"dict:string:string:identity-scope,{scope.kind},identity-name,{scope.name}"],
+            env=self.envs["desktop"], capture_output=True, text=True, timeout=30).stdout
+        return out.count("object path")
+
+    def report(self):
+        print(f"chaos: seed {self.args.seed}, {self.step - 1} steps", flush=True)
+        print("  operations: " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())))
+        print("  allowed exceptions: " + (", ".join(f"{k} {v}" for k, v in sorted(self.exceptions.items())) or "none"))
+        if self.violations:
+            print(f"  VIOLATIONS: {len(self.violations)}")
+            for v in self.violations:
+                print("    " + v)
+        else:
+            print("  violations: none")
+        return 1 if self.violations else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--minutes", type=float, default=None)
+    parser.add_argument("--idtool", required=True)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1 << 32)
+    if args.steps is None and args.minutes is None:
+        args.steps = 200
+    if "WITH_KEYRING_ROOT" not in os.environ:
+        sys.exit("chaos: run it through scripts/chaos (it needs the throwaway keyring of scripts/with-keyring)")
+    chaos = Chaos(args)
+    try:
+        chaos.run()
+    finally:
+        chaos.resume()
+    sys.exit(chaos.report())
+
+
+if __name__ == "__main__":
+    main()
