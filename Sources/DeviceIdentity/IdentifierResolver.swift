@@ -173,13 +173,15 @@ public struct IdentifierResolver: Sendable {
             var reachedKeyring = false
             if keyring != nil {
                 do throws(KeyringError) {
-                    let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
-                    var voided = Set([backupChecksum, previous?.voidChecksum].compactMap { $0 })
-                    for (item, secret) in all {
-                        try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) }
-                        voided.insert(BackupRecord.checksum(String(decoding: secret, as: UTF8.self)))
+                    // Under the scope's creation lock, the reset record first: a process that sees the
+                    // item gone then also sees why, and never restores it from an old backup.
+                    try withScopeCreationLock(budget) { () throws(KeyringError) in
+                        let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+                        var voided = Set([backupChecksum, previous?.voidChecksum].compactMap { $0 })
+                        for (_, secret) in all { voided.insert(BackupRecord.checksum(String(decoding: secret, as: UTF8.self))) }
+                        try recordReset(voided, budget: budget)
+                        for (item, _) in all { try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) } }
                     }
-                    try recordReset(voided, budget: budget)
                     reachedKeyring = true
                 } catch {
                     // No keyring to reach: the reset stays pending and completes when it answers.

@@ -115,11 +115,41 @@ public struct Keyring: Sendable {
         try AttributeRules.validate(attributes, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
-        try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+        try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) in
+            try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
             try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+            }
+            }
+        }
+    }
+
+    /// Runs `body` while holding the lock every creation of an item matching `attributes` takes
+    /// (`store`, `insertIfAbsent`, a first `SecretStore` write), in this process and in every other
+    /// client of the keyring. Use it to make a check and a change atomic, such as "delete these
+    /// items and record why" against a concurrent "restore the item". Keyring calls in `body` may
+    /// take the same lock again.
+    /// - Parameters:
+    ///   - attributes: the attributes that name the lock; at least one.
+    ///   - body: the work to do under the lock.
+    /// - Returns: what `body` returns.
+    /// - Throws: `KeyringError.timedOut` when the lock is not free within the timeout, or what `body` throws.
+    public func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+        try AttributeRules.validate(attributes, requireOne: true)
+        let deadline = ContinuousClock.now + timeout
+        return try ProcessCreationLock.with(until: deadline) { () throws(KeyringError) -> T in
+            let name = ServiceCall.lockName(for: attributes)
+            let acquisition = try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try call.acquireBusName(name) }
+            switch acquisition {
+            case .acquired:
+                defer { try? ServiceCall.run(timeout: .seconds(2)) { call throws(KeyringError) in call.releaseBusName(name) } }
+                return try body()
+            case .alreadyOwned:
+                return try body()
+            case .refused:
+                return try CreateLock.withLock(until: deadline, body)
             }
         }
     }
@@ -147,7 +177,8 @@ public struct Keyring: Sendable {
         try AttributeRules.validate(matching, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> InsertOutcome in
+        return try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) -> InsertOutcome in
+            try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> InsertOutcome in
             try call.withCreationLock(for: matching) { () throws(KeyringError) -> InsertOutcome in
                 if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
                 let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
@@ -156,6 +187,7 @@ public struct Keyring: Sendable {
                     return .existing(item: winner.item, secret: winner.bytes)
                 }
                 return .inserted
+            }
             }
         }
     }

@@ -217,13 +217,15 @@ extension SecretStore {
             try AttributeRules.validateText(text, what: "the \(key.rawValue) value")
         default: break
         }
-        try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+        try ProcessCreationLock.with(until: ContinuousClock.now + keyring.timeout) { () throws(KeyringError) in
+            try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
             if try update(call, payload, forKey: key) { return }
             // First write: the creation lock (shared by every client of the keyring) means two
             // processes never create two items.
             try call.withCreationLock(for: searchAttributes) { () throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
                 try create(call, payload, forKey: key)
+            }
             }
         }
     }

@@ -54,6 +54,7 @@ class Scope:
         self.pending = None        # (old value) of a reset made without a bus
         self.planted = False       # a twin was planted while the item was missing
         self.superseded = set()    # values of this epoch that an allowed change replaced
+        self.void = set()          # values a successful reset removed
 
     def args(self, rng):
         app = rng.choice(self.apps)
@@ -90,6 +91,7 @@ class Chaos:
         self.legacy_dir = os.path.join(root, "legacy")
         os.makedirs(self.legacy_dir)
         self.seen_values = set()
+        self.session_values = set()  # twins live in the in-memory session collection
         self.violations = []
         self.exceptions = {}
         self.counts = {}
@@ -133,6 +135,11 @@ class Chaos:
                 self.violate(f"{env} {' '.join(argv)} crashed (status {rc}): {err.strip()[:300]}")
             if elapsed > budget + MARGIN:
                 self.violate(f"{env} {' '.join(argv)} took {elapsed:.1f} s, past --timeout {budget} + {MARGIN}")
+        if self.args.verbose:
+            shown = out.decode(errors="replace").strip().replace("\n", " ")[:160]
+            notes = " | ".join(line for line in err.splitlines() if line)[:300]
+            print(f"    {env}: {' '.join(argv[:-2] if '--timeout' in argv else argv)} -> {rc}{' (killed)' if killed else ''} "
+                  f"[{elapsed:.2f}s] {shown} {notes}", file=sys.stderr, flush=True)
         for noise in ("CRITICAL", "WARNING **", "Fatal error"):
             if noise in err:
                 self.violate(f"{env} {' '.join(argv)}: stderr has {noise}: {err.strip()[:300]}")
@@ -159,13 +166,24 @@ class Chaos:
                 if value == old:
                     self.violate(f"{scope.kind} {scope.name}: the desktop got back the identifier a reset removed")
                     return
+        if value in scope.void and value != scope.value:
+            if provenance == "backup":
+                # Another environment's backup still holds the reset identifier, and its keyring read
+                # fails (locked, timed out): the reset record in the keyring cannot be seen yet.
+                self.allow("reset-not-yet-visible", f"{env} served a reset identifier from its backup while the keyring was unreadable")
+            else:
+                self.violate(f"{scope.kind} {scope.name}: {env} got back a reset identifier (provenance {provenance})")
+            return
         if scope.value is None or scope.value == value:
             if scope.value is None:
                 scope.value = value
                 scope.places = set()
                 scope.planted = False
             self.record_places(scope, env, stored_in, provenance)
-            scope.maybe_reset = False
+            # A killed reset leaves its pending marker in its own state directory; only an answer
+            # from there (or from the keyring) shows it did not happen.
+            if scope.maybe_reset and (self.state_of(env) == scope.maybe_reset or (stored_in and "keyring" in stored_in)):
+                scope.maybe_reset = False
             return
         if value in scope.superseded and provenance == "backup":
             # An environment whose backup still holds the value an allowed change replaced, while
@@ -207,10 +225,16 @@ class Chaos:
         if stored_in == ["backup"] and provenance.startswith("generated"):
             scope.headless_only = True
 
+    @staticmethod
+    def state_of(env):
+        return "sandbox" if env == "sandbox" else "desktop"
+
     def new_epoch(self, scope, env):
         scope.epoch += 1
         if env == "ssh" and scope.value is not None:
             scope.pending = scope.value
+        elif scope.value is not None:
+            scope.void.add(scope.value)
         scope.value = None
         scope.places = set()
         scope.headless_only = False
@@ -277,7 +301,7 @@ class Chaos:
         elif rc == 0 and command == "reset":
             self.new_epoch(scope, env)
         elif command == "reset":
-            scope.maybe_reset = True
+            scope.maybe_reset = self.state_of(env)
 
     def op_migrate(self):
         scope = self.rng.choice([s for s in self.scopes if s.kind == "app"])
@@ -297,14 +321,22 @@ class Chaos:
         if self.stopped_pid is None and self.ctl_run("lock").returncode == 0:
             self.locked = True
 
+    def forget_session_collection(self):
+        """A daemon restart empties the in-memory session collection, and the twins in it."""
+        for scope in self.scopes:
+            if scope.value in self.session_values:
+                scope.places.discard("keyring")
+
     def op_restart(self):
         self.resume()
+        self.forget_session_collection()
         if self.ctl_run("restart").returncode != 0:
             self.violate("keyring-ctl restart failed")
         self.locked = False
 
     def op_kill_daemon(self):
         self.resume()
+        self.forget_session_collection()
         self.ctl_run("kill")  # the next call activates a new daemon, without the password: locked
         self.locked = True
 
@@ -335,6 +367,8 @@ class Chaos:
         scope = self.rng.choice(self.scopes)
         r = subprocess.run(["secret-tool", "clear", "identity-scope", scope.kind, "identity-name", scope.name],
                            env=self.envs["desktop"], capture_output=True, timeout=30)
+        if self.args.verbose:
+            print(f"    delete item {scope.name} -> {r.returncode}", file=sys.stderr)
         if r.returncode == 0 and not self.locked:
             scope.places.discard("keyring")
 
@@ -342,9 +376,12 @@ class Chaos:
         scope = self.rng.choice(self.scopes)
         value = str(uuid.uuid4())
         self.seen_values.add(value)
+        self.session_values.add(value)
         r = subprocess.run(["secret-tool", "store", "--label=chaos twin", "--collection=/org/freedesktop/secrets/collection/session",
                             "identity-scope", scope.kind, "identity-name", scope.name],
                            input=value.encode(), env=self.envs["desktop"], capture_output=True, timeout=30)
+        if self.args.verbose:
+            print(f"    twin {scope.name} {value} -> {r.returncode}", file=sys.stderr)
         if r.returncode == 0 and "keyring" not in scope.places:
             scope.planted = True
 
@@ -353,6 +390,8 @@ class Chaos:
         path = scope.backup_path(self.states[where])
         if not os.path.exists(path):
             return
+        if self.args.verbose:
+            print(f"    backup {where} {scope.name}", file=sys.stderr)
         if self.rng.random() < 0.5:
             os.unlink(path)
         else:

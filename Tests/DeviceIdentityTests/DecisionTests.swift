@@ -144,6 +144,13 @@ struct DecisionTests {
         let young = Reading.value("keyring-id", created: Date(timeIntervalSince1970: 1800), origin: nil, twins: [])
         #expect(Self.shape(Decision.decide(Self.facts(old, .absent, pending: timed))) == "create keyring+backup")
         #expect(Self.shape(Decision.decide(Self.facts(young, .absent, pending: timed))) == "serve keyring keyring-id +writeBackup")
+        // A value the resetting environment never saw, made before the reset, is void too.
+        let unseen = PendingReset(voidChecksum: BackupRecord.checksum("old-id"), time: Date(timeIntervalSince1970: 1500))
+        #expect(Self.shape(Decision.decide(Self.facts(old, .absent, pending: unseen))) == "create keyring+backup")
+        #expect(Self.shape(Decision.decide(Self.facts(young, .absent, pending: unseen))) == "serve keyring keyring-id +writeBackup")
+        // Made in the reset's own second: it may be newer, so it is kept.
+        let sameSecond = Reading.value("keyring-id", created: Date(timeIntervalSince1970: 1500), origin: nil, twins: [])
+        #expect(Self.shape(Decision.decide(Self.facts(sameSecond, .absent, pending: unseen))) == "serve keyring keyring-id +writeBackup")
     }
 
     @Test("stores are compared as bytes: NFC and NFD forms of one identifier differ")

@@ -239,7 +239,7 @@ struct BackupFile: Sendable {
         let fd = open(pendingResetPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw unwritable(Errno.text(errno)) }
         defer { close(fd) }
-        let text = Array("\(voidChecksum ?? "")\n\(Int(time.timeIntervalSince1970.rounded(.up)))\n".utf8)
+        let text = Array("\(voidChecksum ?? "")\n\(Int(time.timeIntervalSince1970.rounded(.down)))\n".utf8)
         guard Glibc.write(fd, text, text.count) == text.count, fsync(fd) == 0 else { throw unwritable(Errno.text(errno)) }
     }
 

@@ -212,11 +212,13 @@ enum Decision {
 }
 
 extension PendingReset {
-    /// Whether this reset removes a keyring value: the one it recorded, or, when it recorded
-    /// none, any value older than the reset. A newer identifier is never void.
+    /// Whether this reset removes a keyring value: the one it recorded, and any identifier made
+    /// before the reset (the environment that reset may never have seen the keyring's current
+    /// value). An identifier made in the reset's second or later is kept: it may be newer.
     func voids(value: String, created: Date?) -> Bool {
-        if let voidChecksum { return BackupRecord.checksum(value) == voidChecksum }
-        guard let time, let created else { return true }
-        return created <= time
+        if let voidChecksum, BackupRecord.checksum(value) == voidChecksum { return true }
+        guard let time else { return voidChecksum == nil }
+        guard let created else { return voidChecksum == nil }
+        return created < time
     }
 }

@@ -23,11 +23,23 @@ extension IdentifierResolver {
     static let schemaName = "io.keyringidentity.Identifier"
     static let tombstoneSchemaName = "io.keyringidentity.Reset"
     static let originAttribute = "identity-origin"
+    /// When the identifier was first made (Unix seconds). A copy restored from a backup keeps it,
+    /// so a pending reset still knows the copy is older than itself.
+    static let createdAttribute = "identity-created"
     /// How many reset identifiers a tombstone remembers.
     static let tombstoneCapacity = 64
 
-    func itemAttributes(origin: String) -> [String: String] {
-        scope.keyringAttributes.merging(["xdg:schema": Self.schemaName, Self.originAttribute: origin]) { current, _ in current }
+    func itemAttributes(origin: String, created: Date) -> [String: String] {
+        scope.keyringAttributes.merging([
+            "xdg:schema": Self.schemaName, Self.originAttribute: origin,
+            Self.createdAttribute: String(Int(created.timeIntervalSince1970.rounded(.down))),
+        ]) { current, _ in current }
+    }
+
+    /// When the identifier in `item` was first made: its own record of that, else the item's creation.
+    static func identifierCreated(_ item: KeyringItem) -> Date? {
+        if let text = item.attributes[createdAttribute], let seconds = Double(text) { return Date(timeIntervalSince1970: seconds) }
+        return item.created
     }
 
     /// The reset record: which identifiers of this scope were reset, as checksums. It carries no
@@ -106,7 +118,8 @@ extension IdentifierResolver {
                 }
                 return Decision.Twin(item: other.item, differs: !same)
             }
-            return .value(value, created: first.item.created, origin: first.item.attributes[Self.originAttribute], twins: twins)
+            return .value(
+                value, created: Self.identifierCreated(first.item), origin: first.item.attributes[Self.originAttribute], twins: twins)
         } catch {
             return classify(error)
         }
@@ -166,14 +179,18 @@ extension IdentifierResolver {
         }
         return try lock.withLock(until: budget.deadline, timeout: budget.seconds, isCancelled: { budget.isCancelled }) { () throws(IdentityError) -> MigrationReport in
             var repairs = applyPendingReset(budget)
-            switch Decision.decide(gatherFacts(budget, quarantine: true)) {
-            case .fail(let error): throw error
-            case .serve(let served):
-                return existing(self.repair(served, budget: budget, notes: &repairs), mode)
-            case .create(var creation):
-                creation.conflicts = repairs.conflicts + creation.conflicts
-                return try create(creation, mode: mode, budget: budget, repairs: repairs.repairs)
+            // A second pass only when a reset overtook the first one's restore.
+            for _ in 0..<2 {
+                switch Decision.decide(gatherFacts(budget, quarantine: true)) {
+                case .fail(let error): throw error
+                case .serve(let served):
+                    if let done = self.repair(served, budget: budget, notes: &repairs) { return existing(done, mode) }
+                case .create(var creation):
+                    creation.conflicts = repairs.conflicts + creation.conflicts
+                    return try create(creation, mode: mode, budget: budget, repairs: repairs.repairs)
+                }
             }
+            throw .keyring(.serviceFailure(domain: "keyring-identity", code: 2, message: "the identifier was reset twice while being restored; retry"))
         }
     }
 
@@ -189,8 +206,9 @@ extension IdentifierResolver {
             keyringProblem: served.keyringProblem, isDryRun: dryRun, needsRepair: needsRepair)
     }
 
-    /// Carries out a serve plan's repairs (under the lock).
-    func repair(_ plan: Decision.Served, budget: Budget, notes: inout Notes) -> Resolution {
+    /// Carries out a serve plan's repairs (under the lock). Nil when a reset overtook the plan,
+    /// which then has to be made again from fresh readings.
+    func repair(_ plan: Decision.Served, budget: Budget, notes: inout Notes) -> Resolution? {
         var served = plan
         for repair in plan.repairs {
             switch repair {
@@ -214,9 +232,20 @@ extension IdentifierResolver {
                 }
                 if removed > 0 { notes.repairs.append("removed \(removed) duplicate keyring item(s)") }
             case .restoreKeyring(let value, let origin, let replacing):
+                let restoredCreated = plan.createdAt ?? Date()
                 do throws(KeyringError) {
                     for item in replacing { try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) } }
-                    switch try insert(value, origin: origin, budget: budget) {
+                    // Checked and restored under the lock resets take: a reset that ran since the
+                    // stores were read wins, and the old backup is never written back.
+                    let restored = try withScopeCreationLock(budget) { () throws(KeyringError) -> Inserted? in
+                        if case .success(let voided) = readTombstone(budget), voided.contains(BackupRecord.checksum(value)) { return nil }
+                        return try insert(value, origin: origin, created: restoredCreated, budget: budget)
+                    }
+                    guard let restored else {
+                        notes.conflicts.append("the backup's identifier was reset meanwhile")
+                        return nil
+                    }
+                    switch restored {
                     case .inserted:
                         served.storedIn.insert(.keyring)
                         notes.repairs.append("keyring item restored from the backup file")
@@ -244,10 +273,10 @@ extension IdentifierResolver {
     }
 
     /// Create-if-absent in the keyring, then read back. An existing item is adopted, never overwritten.
-    func insert(_ value: String, origin: String, budget: Budget) throws(KeyringError) -> Inserted {
+    func insert(_ value: String, origin: String, created: Date, budget: Budget) throws(KeyringError) -> Inserted {
         let outcome = try budget.call { keyring throws(KeyringError) in
             try keyring.insertIfAbsent(
-                Data(value.utf8), attributes: itemAttributes(origin: origin), matching: scope.keyringAttributes, label: itemLabel)
+                Data(value.utf8), attributes: itemAttributes(origin: origin, created: created), matching: scope.keyringAttributes, label: itemLabel)
         }
         noteKeyringServed()
         switch outcome {
@@ -280,21 +309,22 @@ extension IdentifierResolver {
     func applyPendingReset(_ budget: Budget) -> Notes {
         var notes = Notes()
         guard let backup, let pending = backup.pendingReset(), keyring != nil else { return notes }
-        let all: [(item: KeyringItem, secret: Data)]
         do throws(KeyringError) {
-            all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+            _ = try budget.call { keyring throws(KeyringError) in try keyring.soleSecret(scope.keyringAttributes) }
         } catch {
             return notes  // still unreachable or locked: the reset stays pending, its value stays void
         }
         var voided = Set(pending.voidChecksum.map { [$0] } ?? [])
         do throws(KeyringError) {
-            for (item, secret) in all {
-                let value = String(decoding: secret, as: UTF8.self)
-                guard pending.voids(value: value, created: item.created) else { continue }
-                try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) }
-                voided.insert(BackupRecord.checksum(value))
+            try withScopeCreationLock(budget) { () throws(KeyringError) in
+                let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+                let void = all.filter {
+                    pending.voids(value: String(decoding: $0.secret, as: UTF8.self), created: Self.identifierCreated($0.item))
+                }
+                for (_, secret) in void { voided.insert(BackupRecord.checksum(String(decoding: secret, as: UTF8.self))) }
+                try recordReset(voided, budget: budget)  // the record first, as reset() does
+                for (item, _) in void { try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) } }
             }
-            try recordReset(voided, budget: budget)
         } catch {
             notes.conflicts.append("a pending reset could not be completed yet (\(error))")
             return notes
@@ -307,6 +337,12 @@ extension IdentifierResolver {
             notes.repairs.append("a pending reset removed the keyring's old identifier")
         }
         return notes
+    }
+
+    /// Runs `body` under the scope's creation lock: the one `insertIfAbsent` takes for these
+    /// attributes, shared by every process of every environment on this keyring.
+    func withScopeCreationLock<T>(_ budget: Budget, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+        try budget.call { keyring throws(KeyringError) in try keyring.withCreationLock(for: scope.keyringAttributes, body) }
     }
 
     /// Adds `checksums` to this scope's reset record in the keyring, so that a backup in another
@@ -374,7 +410,7 @@ extension IdentifierResolver {
         var adoptedExisting = false
         if creation.writesKeyring {
             do throws(KeyringError) {
-                switch try insert(value, origin: provenance.description, budget: budget) {
+                switch try insert(value, origin: provenance.description, created: now, budget: budget) {
                 case .inserted:
                     stores.insert(.keyring)
                 case .existing(_, let other):

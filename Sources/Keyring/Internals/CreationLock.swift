@@ -13,8 +13,42 @@ import Glibc
 /// the name when its owner dies. Where the bus refuses the name (a filtering proxy), the per-user
 /// `flock` in `$XDG_RUNTIME_DIR` stands in. In-process exclusion comes from the service gate,
 /// which `ServiceCall.run` holds throughout.
+/// The in-process half of the creation lock: one thread at a time, re-entrant for that thread
+/// (a `Keyring.withCreationLock` body may call `insertIfAbsent`). Always taken before the service
+/// gate, never while holding it, so the two cannot deadlock.
+enum ProcessCreationLock {
+    private final class Storage: @unchecked Sendable {
+        // A recursive pthread mutex: pthread mutexes are thread-safe, and this one is never moved.
+        let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
+            let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+            pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+            return mutex
+        }()
+    }
+    private static let storage = Storage()
+
+    static func with<T>(until deadline: ContinuousClock.Instant, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+        let left = ContinuousClock.now.duration(to: deadline)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nanoseconds = Int(now.tv_nsec) + Int(max(0, left.components.attoseconds / 1_000_000_000))
+        var until = timespec(
+            tv_sec: now.tv_sec + Int(max(0, left.components.seconds)) + nanoseconds / 1_000_000_000,
+            tv_nsec: nanoseconds % 1_000_000_000)
+        guard pthread_mutex_timedlock(storage.mutex, &until) == 0 else { throw .timedOut(seconds: 0) }
+        defer { pthread_mutex_unlock(storage.mutex) }
+        return try body()
+    }
+}
+
 extension ServiceCall {
     /// Runs `body` while holding the creation lock for `attributes`, waiting until the deadline.
+    /// The caller holds `ProcessCreationLock`, so a name this connection already owns belongs to
+    /// an enclosing `Keyring.withCreationLock` on this thread.
     func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         let name = Self.lockName(for: attributes)
         switch try acquireBusName(name) {
@@ -35,9 +69,9 @@ extension ServiceCall {
         return "io.keyringidentity.Create.h" + Digest.sha256Hex(Array(canonical.utf8)).prefix(40)
     }
 
-    private enum Acquisition { case acquired, alreadyOwned, refused }
+    enum Acquisition { case acquired, alreadyOwned, refused }
 
-    private func acquireBusName(_ name: String) throws(KeyringError) -> Acquisition {
+    func acquireBusName(_ name: String) throws(KeyringError) -> Acquisition {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else {
             throw .noSessionBus(detail: "the connection was closed")
         }
@@ -71,7 +105,7 @@ extension ServiceCall {
         }
     }
 
-    private func releaseBusName(_ name: String) {
+    func releaseBusName(_ name: String) {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else { return }
         // Not cancellable: a lock must be released even when the operation was cancelled. If this
         // fails the bus still releases the name when the connection closes.
