@@ -179,7 +179,7 @@ public struct IdentifierResolver: Sendable {
                         let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
                         var voided = Set([backupChecksum, previous?.voidChecksum].compactMap { $0 })
                         for (_, secret) in all { voided.insert(BackupRecord.checksum(String(decoding: secret, as: UTF8.self))) }
-                        try recordReset(voided, budget: budget)
+                        try recordReset(voided, at: Date(), budget: budget)
                         for (item, _) in all { try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) } }
                     }
                     reachedKeyring = true

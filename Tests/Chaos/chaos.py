@@ -378,7 +378,9 @@ class Chaos:
         self.seen_values.add(value)
         self.session_values.add(value)
         r = subprocess.run(["secret-tool", "store", "--label=chaos twin", "--collection=/org/freedesktop/secrets/collection/session",
-                            "identity-scope", scope.kind, "identity-name", scope.name],
+                            "identity-scope", scope.kind, "identity-name", scope.name,
+                            # A distinct attribute, or secret-tool would replace the previous twin.
+                            "chaos-twin", value],
                            input=value.encode(), env=self.envs["desktop"], capture_output=True, timeout=30)
         if self.args.verbose:
             print(f"    twin {scope.name} {value} -> {r.returncode}", file=sys.stderr)

@@ -47,7 +47,7 @@ struct DecisionTests {
 
     static let value: Reading = .value("keyring-id", created: nil, origin: "o", twins: [])
     static let same: Reading = .value("backup-id", created: nil, origin: "o", twins: [])
-    static let absent: Reading = .absent(voided: [])
+    static let absent: Reading = .absent(reset: ResetRecord())
     static let headless: Reading = .headless(.noSecretService)
     static let unreachable: Reading = .unreachable(.noSecretService)
     static let locked: Reading = .failed(.locked(itemExists: true))
@@ -120,9 +120,15 @@ struct DecisionTests {
 
     @Test("a reset recorded in the keyring voids a backup that still holds the reset identifier")
     func tombstoneVoidsBackup() {
-        let plan = Decision.decide(Self.facts(.absent(voided: [Self.record.checksum]), Self.present))
+        let plan = Decision.decide(Self.facts(.absent(reset: ResetRecord(checksums: [Self.record.checksum])), Self.present))
         #expect(Self.shape(plan) == "create keyring+backup discard")
-        #expect(Self.shape(Decision.decide(Self.facts(.absent(voided: ["other"]), Self.present))) == "serve backup backup-id +restoreKeyring")
+        #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: ResetRecord(checksums: ["other"])), Self.present)))
+                == "serve backup backup-id +restoreKeyring")
+        // Any identifier made before the latest reset is void too, even one the reset never saw.
+        let later = ResetRecord(checksums: ["other"], time: Date(timeIntervalSince1970: 1001))
+        #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: later), Self.present))) == "create keyring+backup discard")
+        let earlier = ResetRecord(checksums: ["other"], time: Date(timeIntervalSince1970: 999))
+        #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: earlier), Self.present))) == "serve backup backup-id +restoreKeyring")
     }
 
     @Test("a pending reset voids only the value it recorded, and never a backup past the reset")

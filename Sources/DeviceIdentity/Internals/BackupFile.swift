@@ -24,7 +24,8 @@ struct BackupRecord: Codable, Equatable {
         self.scope = scope.kind
         self.name = scope.name
         self.identifier = identifier
-        self.created = Date(timeIntervalSince1970: created.timeIntervalSince1970.rounded(.down))
+        // Milliseconds: a pending reset compares creation times with its own, which can be close.
+        self.created = Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         self.origin = origin
         self.checksum = Self.checksum(identifier)
     }
@@ -239,8 +240,15 @@ struct BackupFile: Sendable {
         let fd = open(pendingResetPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw unwritable(Errno.text(errno)) }
         defer { close(fd) }
-        let text = Array("\(voidChecksum ?? "")\n\(Int(time.timeIntervalSince1970.rounded(.down)))\n".utf8)
+        let text = Array("\(voidChecksum ?? "")\n\(Self.milliseconds(time))\n".utf8)
         guard Glibc.write(fd, text, text.count) == text.count, fsync(fd) == 0 else { throw unwritable(Errno.text(errno)) }
+    }
+
+    /// Unix time with three decimals: creation times and resets made within one second must still order.
+    static func milliseconds(_ time: Date) -> String {
+        let ms = Int64((time.timeIntervalSince1970 * 1000).rounded(.down))
+        let fraction = String(ms % 1000)
+        return "\(ms / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     /// The reset recorded by `markPendingReset`, or nil when none is pending.

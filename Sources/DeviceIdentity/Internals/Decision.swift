@@ -14,8 +14,8 @@ enum Decision {
     enum KeyringReading: Equatable {
         /// The oldest identity item's value, and the other items that answered the same query.
         case value(String, created: Date?, origin: String?, twins: [Twin])
-        /// No identity item. `voided` are the checksums a reset (in any environment) recorded.
-        case absent(voided: Set<String>)
+        /// No identity item; `reset` is what resets (in any environment) recorded in the keyring.
+        case absent(reset: ResetRecord)
         /// No keyring for this user at all: no bus, or a bus without a Secret Service, and none
         /// ever served this user. A new identifier may live in the backup alone.
         case headless(KeyringError)
@@ -104,7 +104,7 @@ enum Decision {
         // A reset not yet applied voids the value it recorded, wherever it still is.
         if let pending = facts.pendingReset {
             if case .value(let value, let created, _, _) = keyring, pending.voids(value: value, created: created) {
-                keyring = .absent(voided: [])
+                keyring = .absent(reset: ResetRecord())
             }
             if case .present(let record) = backup, record.checksum == pending.voidChecksum {
                 backup = .absent
@@ -112,7 +112,7 @@ enum Decision {
             }
         }
         // A reset made in another environment (another state directory) left a tombstone.
-        if case .absent(let voided) = keyring, case .present(let record) = backup, voided.contains(record.checksum) {
+        if case .absent(let reset) = keyring, case .present(let record) = backup, reset.voids(record) {
             backup = .absent
             backupIsVoid = true
             conflicts.append("the backup file held an identifier that was reset; it was discarded")
@@ -211,10 +211,37 @@ enum Decision {
     }
 }
 
+/// What the keyring's reset record says: the checksums of reset identifiers, and when the latest
+/// reset happened. Every identifier made before a reset is void, wherever a copy of it survives.
+struct ResetRecord: Equatable {
+    var checksums: Set<String> = []
+    var time: Date?
+
+    func voids(_ record: BackupRecord) -> Bool {
+        if checksums.contains(record.checksum) { return true }
+        guard let time else { return false }
+        return record.created < time
+    }
+
+    /// The secret's text: one checksum a line, and `t:<unix time>` for the latest reset.
+    init(text: String) {
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("t:") { time = Double(line.dropFirst(2)).map { Date(timeIntervalSince1970: $0) } } else { checksums.insert(String(line)) }
+        }
+    }
+
+    init(checksums: Set<String> = [], time: Date? = nil) {
+        self.checksums = checksums
+        self.time = time
+    }
+}
+
 extension PendingReset {
     /// Whether this reset removes a keyring value: the one it recorded, and any identifier made
     /// before the reset (the environment that reset may never have seen the keyring's current
-    /// value). An identifier made in the reset's second or later is kept: it may be newer.
+    /// value). An identifier made later is kept: it is newer. Our own items carry their creation
+    /// time in milliseconds; another client's item has whole seconds, so one made in the reset's
+    /// own second counts as older.
     func voids(value: String, created: Date?) -> Bool {
         if let voidChecksum, BackupRecord.checksum(value) == voidChecksum { return true }
         guard let time else { return voidChecksum == nil }

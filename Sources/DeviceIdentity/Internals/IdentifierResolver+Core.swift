@@ -32,7 +32,7 @@ extension IdentifierResolver {
     func itemAttributes(origin: String, created: Date) -> [String: String] {
         scope.keyringAttributes.merging([
             "xdg:schema": Self.schemaName, Self.originAttribute: origin,
-            Self.createdAttribute: String(Int(created.timeIntervalSince1970.rounded(.down))),
+            Self.createdAttribute: BackupFile.milliseconds(created),
         ]) { current, _ in current }
     }
 
@@ -101,7 +101,7 @@ extension IdentifierResolver {
         guard keyring != nil else { return .notUsed }
         do throws(KeyringError) {
             let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
-            guard let first = all.first else { return .absent(voided: []) }
+            guard let first = all.first else { return .absent(reset: ResetRecord()) }
             noteKeyringServed()
             guard case .success(let value) = IdentifierText.normalize(first.secret) else {
                 if case .failure(let rejection) = IdentifierText.normalize(first.secret) {
@@ -125,11 +125,11 @@ extension IdentifierResolver {
         }
     }
 
-    /// The checksums of identifiers reset in any environment; a failure to read them is a failed keyring.
-    func readTombstone(_ budget: Budget) -> Result<Set<String>, KeyringError> {
+    /// What resets in any environment recorded; a failure to read it is a failed keyring.
+    func readTombstone(_ budget: Budget) -> Result<ResetRecord, KeyringError> {
         do throws(KeyringError) {
             let data = try budget.call { keyring throws(KeyringError) in try keyring.lookup(tombstoneAttributes) }
-            return .success(Set(String(decoding: data ?? Data(), as: UTF8.self).split(separator: "\n").map(String.init)))
+            return .success(ResetRecord(text: String(decoding: data ?? Data(), as: UTF8.self)))
         } catch {
             return .failure(error)
         }
@@ -142,7 +142,7 @@ extension IdentifierResolver {
         // Only a backup about to be restored into the keyring needs the reset record.
         if case .absent = keyringNow, case .present = backupNow {
             switch readTombstone(budget) {
-            case .success(let voided): keyringNow = .absent(voided: voided)
+            case .success(let reset): keyringNow = .absent(reset: reset)
             case .failure(let error): keyringNow = .failed(error)
             }
         }
@@ -238,7 +238,12 @@ extension IdentifierResolver {
                     // Checked and restored under the lock resets take: a reset that ran since the
                     // stores were read wins, and the old backup is never written back.
                     let restored = try withScopeCreationLock(budget) { () throws(KeyringError) -> Inserted? in
-                        if case .success(let voided) = readTombstone(budget), voided.contains(BackupRecord.checksum(value)) { return nil }
+                        switch readTombstone(budget) {
+                        case .success(let reset):
+                            let record = BackupRecord(scope: scope, identifier: value, created: restoredCreated, origin: origin)
+                            if reset.voids(record) { return nil }
+                        case .failure(let error): throw error
+                        }
                         return try insert(value, origin: origin, created: restoredCreated, budget: budget)
                     }
                     guard let restored else {
@@ -322,7 +327,7 @@ extension IdentifierResolver {
                     pending.voids(value: String(decoding: $0.secret, as: UTF8.self), created: Self.identifierCreated($0.item))
                 }
                 for (_, secret) in void { voided.insert(BackupRecord.checksum(String(decoding: secret, as: UTF8.self))) }
-                try recordReset(voided, budget: budget)  // the record first, as reset() does
+                try recordReset(voided, at: pending.time, budget: budget)  // the record first, as reset() does
                 for (item, _) in void { try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) } }
             }
         } catch {
@@ -345,15 +350,18 @@ extension IdentifierResolver {
         try budget.call { keyring throws(KeyringError) in try keyring.withCreationLock(for: scope.keyringAttributes, body) }
     }
 
-    /// Adds `checksums` to this scope's reset record in the keyring, so that a backup in another
-    /// environment that still holds a reset identifier never writes it back.
-    func recordReset(_ checksums: Set<String>, budget: Budget) throws(KeyringError) {
-        guard !checksums.isEmpty else { return }
+    /// Adds `checksums` and the reset's time to this scope's reset record in the keyring, so that a
+    /// backup in another environment that still holds a reset identifier (or any identifier made
+    /// before the reset) never writes it back.
+    func recordReset(_ checksums: Set<String>, at time: Date?, budget: Budget) throws(KeyringError) {
         let previous = try budget.call { keyring throws(KeyringError) in try keyring.lookup(tombstoneAttributes) }
-        var lines = String(decoding: previous ?? Data(), as: UTF8.self).split(separator: "\n").map(String.init)
+        var record = ResetRecord(text: String(decoding: previous ?? Data(), as: UTF8.self))
+        var lines = String(decoding: previous ?? Data(), as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.hasPrefix("t:") }
         lines.removeAll { checksums.contains($0) }
         lines += checksums.sorted()
-        let kept = lines.suffix(Self.tombstoneCapacity).joined(separator: "\n")
+        if let time, record.time.map({ time > $0 }) ?? true { record.time = time }
+        let kept = (lines.suffix(Self.tombstoneCapacity) + (record.time.map { ["t:" + BackupFile.milliseconds($0)] } ?? []))
+            .joined(separator: "\n")
         try budget.call { keyring throws(KeyringError) in
             try keyring.store(Data(kept.utf8), attributes: tombstoneAttributes, label: "Reset record for \(scope)")
         }
