@@ -51,7 +51,8 @@ class Scope:
         self.places = set()        # where that value is known to be stored: keyring, desktop, sandbox
         self.headless_only = False  # handed out while only a backup held it
         self.maybe_reset = False   # a reset was killed mid-way
-        self.pending = None        # (old value) of a reset made without a bus
+        self.pending = set()       # the values a reset made without a bus voids, until it reaches the keyring
+        self.history = set()       # every value handed out for this scope
         self.planted = False       # a twin was planted while the item was missing
         self.superseded = set()    # values of this epoch that an allowed change replaced
         self.void = set()          # values a successful reset removed
@@ -136,7 +137,7 @@ class Chaos:
             if elapsed > budget + MARGIN:
                 self.violate(f"{env} {' '.join(argv)} took {elapsed:.1f} s, past --timeout {budget} + {MARGIN}")
         if self.args.verbose:
-            shown = out.decode(errors="replace").strip().replace("\n", " ")[:160]
+            shown = out.decode(errors="replace").strip().replace("\n", " ")[:int(os.environ.get("CHAOS_LOG_WIDTH", "160"))]
             notes = " | ".join(line for line in err.splitlines() if line)[:300]
             print(f"    {env}: {' '.join(argv[:-2] if '--timeout' in argv else argv)} -> {rc}{' (killed)' if killed else ''} "
                   f"[{elapsed:.2f}s] {shown} {notes}", file=sys.stderr, flush=True)
@@ -153,17 +154,22 @@ class Chaos:
         return self.finish(env, argv, proc, started)
 
     # ---- the model ------------------------------------------------------------------------
-    def observe(self, scope, env, value, stored_in=None, provenance=""):
-        """A value a successful command printed for `scope` in `env`."""
+    def observe(self, scope, env, value, stored_in=None, provenance="", pending_at_start=None):
+        """A value a successful command printed for `scope` in `env`. In a burst, the calls ran
+        concurrently with any pending reset's completion, so `pending_at_start` still applies."""
         self.seen_values.add(value)
-        if scope.pending is not None:
+        scope.history.add(value)
+        if pending_at_start and not scope.pending and value in pending_at_start and env != "desktop":
+            self.allow("pending-reset", f"{env} read the keyring before a concurrent call completed a bus-less reset")
+            return
+        if scope.pending:
             old = scope.pending
-            if value == old and env != "desktop":
+            if value in old and env != "desktop":
                 self.allow("pending-reset", f"{env} still sees the identifier a bus-less reset removed")
                 return
-            if env == "desktop" or value != old:
-                scope.pending = None  # the pending reset reached the keyring; this is the new epoch
-                if value == old:
+            if env == "desktop" or value not in old:
+                scope.pending = set()  # the pending reset reached the keyring; this is the new epoch
+                if value in old:
                     self.violate(f"{scope.kind} {scope.name}: the desktop got back the identifier a reset removed")
                     return
         if value in scope.void and value != scope.value:
@@ -231,10 +237,10 @@ class Chaos:
 
     def new_epoch(self, scope, env):
         scope.epoch += 1
-        if env == "ssh" and scope.value is not None:
-            scope.pending = scope.value
-        elif scope.value is not None:
-            scope.void.add(scope.value)
+        # Every identifier handed out before a reset is void after it.
+        scope.void |= scope.history
+        if env == "ssh":
+            scope.pending = set(scope.history)
         scope.value = None
         scope.places = set()
         scope.headless_only = False
@@ -249,19 +255,20 @@ class Chaos:
         rc, out, _ = self.idtool_run(env, argv)
         self.get_result(scope, env, rc, out)
 
-    def get_result(self, scope, env, rc, out):
+    def get_result(self, scope, env, rc, out, pending_at_start=None):
         if rc == 0:
             try:
                 result = json.loads(out)
             except ValueError:
                 self.violate(f"get printed no JSON: {out[:200]!r}")
                 return
-            self.observe(scope, env, result["identifier"], result.get("storedIn"), result.get("provenance") or "")
+            self.observe(scope, env, result["identifier"], result.get("storedIn"), result.get("provenance") or "", pending_at_start)
         elif rc not in (69, 75):
             self.violate(f"get in {env} exited {rc}")
 
     def op_burst(self):
         scope = self.rng.choice(self.scopes)
+        pending_at_start = set(scope.pending)
         procs = []
         for _ in range(self.rng.randint(3, 8)):
             env = self.rng.choice(list(self.envs))
@@ -269,7 +276,7 @@ class Chaos:
             procs.append((env, argv) + self.start(env, argv))
         for env, argv, proc, started in procs:
             rc, out, _ = self.finish(env, argv, proc, started)
-            self.get_result(scope, env, rc, out)
+            self.get_result(scope, env, rc, out, pending_at_start)
 
     def op_show(self):
         scope, env = self.rng.choice(self.scopes), self.rng.choice(list(self.envs))
@@ -291,13 +298,13 @@ class Chaos:
     def op_killed(self):
         scope, env = self.rng.choice(self.scopes), self.rng.choice(list(self.envs))
         command = self.rng.choice(["get", "reset"])
-        argv = [command] + scope.args(self.rng) + ["--timeout", str(TIMEOUT)]
+        argv = [command] + scope.args(self.rng) + (["--json"] if command == "get" else []) + ["--timeout", str(TIMEOUT)]
         proc, started = self.start(env, argv)
         time.sleep(self.rng.uniform(0, 0.06))
         proc.send_signal(signal.SIGKILL)
         rc, out, _ = self.finish(env, argv, proc, started, killed=True)
         if rc == 0 and command == "get" and out.strip():
-            self.observe(scope, env, out.decode().strip())
+            self.get_result(scope, env, rc, out)
         elif rc == 0 and command == "reset":
             self.new_epoch(scope, env)
         elif command == "reset":
@@ -313,7 +320,8 @@ class Chaos:
         rc, out, _ = self.idtool_run(env, ["migrate", "--app", scope.apps[0], "--from", "file:" + legacy, "--timeout", str(TIMEOUT)])
         if rc == 0:
             self.seen_values.add(value)
-            self.observe(scope, env, out.decode().strip())
+            # migrate prints no provenance; with the keyring locked, an existing value came from the backup.
+            self.observe(scope, env, out.decode().strip(), None, "backup" if self.locked else "")
         elif rc not in (69, 75):
             self.violate(f"migrate in {env} exited {rc}")
 
