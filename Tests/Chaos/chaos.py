@@ -202,7 +202,6 @@ class Chaos:
             self.allow("stale-backup", f"{env} served an identifier an allowed change replaced, from its backup")
             return
         # The value changed within an epoch: only a named exception may explain it.
-        visible = {"keyring", "sandbox" if env == "sandbox" else "desktop"}
         if scope.maybe_reset:
             self.allow("killed-reset", "a reset killed mid-way took effect")
         elif self.same_second(scope.value):
@@ -211,8 +210,10 @@ class Chaos:
             self.allow("headless-overruled", "a backup-only identifier lost to the keyring's")
         elif env == "ssh" and stored_in == ["backup"] and provenance.startswith("generated") and not self.ssh_marker_before:
             self.allow("headless-unaware", "a bus-less environment whose state never saw the keyring generated")
-        elif not (scope.places & visible):
-            self.allow("double-loss", f"every store {env} can see (keyring, its backup) lost the identifier")
+        elif "keyring" not in scope.places and not ({"desktop", "sandbox"} <= scope.places):
+            # Some environment (this one, or another that then wrote the keyring) saw every store
+            # it can see, the keyring item and its own backup, lose the identifier.
+            self.allow("double-loss", "every store one environment can see (keyring, its backup) lost the identifier")
         elif scope.planted and "keyring" not in scope.places:
             self.allow("planted-item", "a foreign item planted while ours was missing won")
         else:
