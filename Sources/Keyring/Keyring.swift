@@ -179,11 +179,12 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(contentType, what: "the content type")
         return try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> InsertOutcome in
-            try call.withCreationLock(for: matching) { () throws(KeyringError) -> InsertOutcome in
+            try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                 if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
                 let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
-                // Converge even if the lock was bypassed (an old client): the oldest item wins.
-                if let winner = try call.readFirst(try call.search(matching)), winner.item.objectPath != path {
+                // Without the bus-wide lock another environment may have created one too: converge
+                // on the oldest item, as every reader does.
+                if !exclusive, let winner = try call.readFirst(try call.search(matching)), winner.item.objectPath != path {
                     return .existing(item: winner.item, secret: winner.bytes)
                 }
                 return .inserted

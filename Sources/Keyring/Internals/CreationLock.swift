@@ -50,15 +50,21 @@ extension ServiceCall {
     /// The caller holds `ProcessCreationLock`, so a name this connection already owns belongs to
     /// an enclosing `Keyring.withCreationLock` on this thread.
     func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+        try withCreationLock(for: attributes) { (_: Bool) throws(KeyringError) -> T in try body() }
+    }
+
+    /// As above; `body` learns whether the lock excludes every client of the keyring (false when
+    /// only the `flock` fallback stood in, which processes in other environments do not share).
+    func withCreationLock<T>(for attributes: [String: String], _ body: (Bool) throws(KeyringError) -> T) throws(KeyringError) -> T {
         let name = Self.lockName(for: attributes)
         switch try acquireBusName(name) {
         case .acquired:
             defer { releaseBusName(name) }
-            return try body()
+            return try body(true)
         case .alreadyOwned:
-            return try body()
+            return try body(true)
         case .refused:
-            return try CreateLock.withLock(until: deadline, body)
+            return try CreateLock.withLock(until: deadline) { () throws(KeyringError) -> T in try body(false) }
         }
     }
 
