@@ -66,18 +66,22 @@ class Scope:
 
 
 class Chaos:
-    def __init__(self, args):
+    def __init__(self, args, idtool=None, quiet=False):
         self.args = args
+        self.quiet = quiet
         self.rng = random.Random(args.seed)
-        self.idtool = args.idtool
+        self.idtool = idtool or args.idtool
+        self.transcript = []
         self.ctl = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "keyring-ctl")
         root = tempfile.mkdtemp(prefix="chaos-", dir=os.environ.get("WITH_KEYRING_ROOT", "/tmp"))
         base = dict(os.environ, G_DEBUG="fatal-criticals")
         base.pop("IDTOOL_APP", None)
-        sandbox_state, sandbox_run, ssh_run = (os.path.join(root, d) for d in ("sandbox-state", "sandbox-run", "ssh-run"))
-        for d in (sandbox_state, sandbox_run, ssh_run):
+        dirs = ("desktop-state", "desktop-run", "sandbox-state", "sandbox-run", "ssh-run")
+        desktop_state, desktop_run, sandbox_state, sandbox_run, ssh_run = (os.path.join(root, d) for d in dirs)
+        for d in (desktop_state, desktop_run, sandbox_state, sandbox_run, ssh_run):
             os.makedirs(d, mode=0o700)
-        self.states = {"desktop": base["XDG_STATE_HOME"], "sandbox": sandbox_state}
+        base = dict(base, XDG_STATE_HOME=desktop_state, XDG_RUNTIME_DIR=desktop_run)
+        self.states = {"desktop": desktop_state, "sandbox": sandbox_state}
         self.envs = {
             "desktop": base,
             "sandbox": dict(base, XDG_STATE_HOME=sandbox_state, XDG_RUNTIME_DIR=sandbox_run),
@@ -105,15 +109,19 @@ class Chaos:
 
     # ---- plumbing -------------------------------------------------------------------------
     def ctl_run(self, command):
+        if command != "pid":
+            self.transcript.append(f"scripts/keyring-ctl {command}")
         return subprocess.run([self.ctl, command], capture_output=True, text=True, timeout=60)
 
     def daemon_pid(self):
         out = self.ctl_run("pid").stdout.strip()
         return int(out) if out.isdigit() else None
 
-    def violate(self, what):
-        self.violations.append(f"step {self.step}: {what}")
-        print(f"VIOLATION step {self.step}: {what}", file=sys.stderr, flush=True)
+    def violate(self, what, invariant=1):
+        self.violations.append((invariant, f"step {self.step}: {what}"))
+        self.transcript.append(f"# VIOLATION (invariant {invariant}): {what}")
+        if not self.quiet:
+            print(f"VIOLATION step {self.step}: {what}", file=sys.stderr, flush=True)
 
     def allow(self, name, detail):
         self.exceptions[name] = self.exceptions.get(name, 0) + 1
@@ -129,15 +137,17 @@ class Chaos:
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            self.violate(f"{env} {' '.join(argv)} hung past {budget + MARGIN + 30} s")
+            self.violate(f"{env} {' '.join(argv)} hung past {budget + MARGIN + 30} s", 3)
         elapsed = time.monotonic() - started
         err = err.decode(errors="replace")
         rc = proc.returncode
         if not killed:
             if rc < 0 or rc >= 128:
-                self.violate(f"{env} {' '.join(argv)} crashed (status {rc}): {err.strip()[:300]}")
+                self.violate(f"{env} {' '.join(argv)} crashed (status {rc}): {err.strip()[:300]}", 3)
             if elapsed > budget + MARGIN:
-                self.violate(f"{env} {' '.join(argv)} took {elapsed:.1f} s, past --timeout {budget} + {MARGIN}")
+                self.violate(f"{env} {' '.join(argv)} took {elapsed:.1f} s, past --timeout {budget} + {MARGIN}", 3)
+        self.transcript.append(
+            f"[{env}] idtool {' '.join(argv)}{'  (SIGKILLed)' if killed else ''}   # exit {rc}: {out.decode(errors='replace').strip()[:80]}")
         if self.args.verbose:
             shown = out.decode(errors="replace").strip().replace("\n", " ")[:int(os.environ.get("CHAOS_LOG_WIDTH", "160"))]
             notes = " | ".join(line for line in err.splitlines() if line)[:300]
@@ -145,10 +155,10 @@ class Chaos:
                   f"[{elapsed:.2f}s] {shown} {notes}", file=sys.stderr, flush=True)
         for noise in ("CRITICAL", "WARNING **", "Fatal error"):
             if noise in err:
-                self.violate(f"{env} {' '.join(argv)}: stderr has {noise}: {err.strip()[:300]}")
+                self.violate(f"{env} {' '.join(argv)}: stderr has {noise}: {err.strip()[:300]}", 3)
         for value in self.seen_values:
             if value in err:
-                self.violate(f"{env} {' '.join(argv)}: stderr holds an identifier")
+                self.violate(f"{env} {' '.join(argv)}: stderr holds an identifier", 4)
         return rc, out, err
 
     def idtool_run(self, env, argv):
@@ -323,7 +333,9 @@ class Chaos:
         command = self.rng.choice(["get", "reset"])
         argv = [command] + scope.args(self.rng) + (["--json"] if command == "get" else []) + ["--timeout", str(TIMEOUT)]
         proc, started = self.start(env, argv)
-        time.sleep(self.rng.uniform(0, 0.06))
+        delay = self.rng.uniform(0, 0.06)
+        time.sleep(delay)
+        self.transcript.append(f"# SIGKILL after {delay * 1000:.0f} ms")
         proc.send_signal(signal.SIGKILL)
         rc, out, _ = self.finish(env, argv, proc, started, killed=True)
         if rc == 0 and command == "get" and out.strip():
@@ -376,6 +388,7 @@ class Chaos:
         pid = self.daemon_pid()
         if pid is None:
             return
+        self.transcript.append("kill -STOP <daemon>")
         os.kill(pid, signal.SIGSTOP)
         self.stopped_pid = pid
         try:
@@ -388,6 +401,7 @@ class Chaos:
 
     def resume(self):
         if self.stopped_pid is not None:
+            self.transcript.append("kill -CONT <daemon>")
             try:
                 os.kill(self.stopped_pid, signal.SIGCONT)
             except ProcessLookupError:
@@ -396,6 +410,7 @@ class Chaos:
 
     def op_delete_item(self):
         scope = self.rng.choice(self.scopes)
+        self.transcript.append(f"secret-tool clear identity-scope {scope.kind} identity-name {scope.name}")
         r = subprocess.run(["secret-tool", "clear", "identity-scope", scope.kind, "identity-name", scope.name],
                            env=self.envs["desktop"], capture_output=True, timeout=30)
         if self.args.verbose:
@@ -409,6 +424,8 @@ class Chaos:
         self.seen_values.add(value)
         self.session_values.add(value)
         self.planted_at[value] = time.time()
+        self.transcript.append(f"printf {value} | secret-tool store --label=twin --collection=/org/freedesktop/secrets/collection/session "
+                               f"identity-scope {scope.kind} identity-name {scope.name} chaos-twin {value}")
         r = subprocess.run(["secret-tool", "store", "--label=chaos twin", "--collection=/org/freedesktop/secrets/collection/session",
                             "identity-scope", scope.kind, "identity-name", scope.name,
                             # A distinct attribute, or secret-tool would replace the previous twin.
@@ -426,7 +443,9 @@ class Chaos:
             return
         if self.args.verbose:
             print(f"    backup {where} {scope.name}", file=sys.stderr)
-        if self.rng.random() < 0.5:
+        deleting = self.rng.random() < 0.5
+        self.transcript.append(("rm " if deleting else "corrupt ") + path.replace(self.states[where], f"$STATE_{where.upper()}"))
+        if deleting:
             os.unlink(path)
         else:
             with open(path, "wb") as f:
@@ -439,27 +458,48 @@ class Chaos:
     ]
 
     # ---- the run --------------------------------------------------------------------------
-    def run(self):
+    def step_rng(self, index):
+        """Each step draws from its own generator, so a schedule with steps dropped replays the rest."""
+        return random.Random(self.args.seed * 1_000_003 + index)
+
+    def run_step(self, index):
         names = [n for n, _ in self.OPS]
         weights = [w for _, w in self.OPS]
+        self.rng = self.step_rng(index)
+        self.step = index
+        self.ssh_marker_before = os.path.exists(os.path.join(self.states["desktop"], "keyring-identity", "keyring-seen"))
+        name = self.rng.choices(names, weights)[0]
+        self.counts[name] = self.counts.get(name, 0) + 1
+        self.transcript.append(f"## step {index}: {name}")
+        if self.args.verbose:
+            print(f"step {index}: {name}", file=sys.stderr, flush=True)
+        getattr(self, "op_" + name)()
+
+    def run(self, indices=None):
+        """Runs the steps `indices` (default: 1, 2, … until --steps or --minutes), then the final check."""
+        self.ctl_run("restart")
         deadline = time.monotonic() + self.args.minutes * 60 if self.args.minutes else None
+        index = 0
         while True:
-            if self.args.steps and self.step >= self.args.steps:
-                break
-            if deadline and time.monotonic() >= deadline:
-                break
-            self.step += 1
-            self.ssh_marker_before = os.path.exists(os.path.join(self.states["desktop"], "keyring-identity", "keyring-seen"))
-            name = self.rng.choices(names, weights)[0]
-            self.counts[name] = self.counts.get(name, 0) + 1
-            if self.args.verbose:
-                print(f"step {self.step}: {name}", file=sys.stderr, flush=True)
-            getattr(self, "op_" + name)()
+            if indices is not None:
+                if index >= len(indices):
+                    break
+                self.run_step(indices[index])
+            else:
+                if self.args.steps and index >= self.args.steps:
+                    break
+                if deadline and time.monotonic() >= deadline:
+                    break
+                self.run_step(index + 1)
+            index += 1
+        self.steps_run = index
         self.final_check()
 
     def final_check(self):
         """Invariant 2: with the keyring healthy, one identity item per scope, equal to the last value."""
-        self.step += 1
+        self.step = "final"
+        self.transcript.append("## final check")
+        self.rng = random.Random(self.args.seed)
         self.resume()
         self.ctl_run("restart")
         for scope in self.scopes:
@@ -471,17 +511,17 @@ class Chaos:
                     if rc == 69 and "reset" in err and (scope.value is None or lost):
                         self.allow("corrupt-backup-awaits-reset", f"{env}: {scope.name}")
                         continue
-                    self.violate(f"final get of {scope.name} in {env} exited {rc} with the keyring healthy")
+                    self.violate(f"final get of {scope.name} in {env} exited {rc} with the keyring healthy", 2)
                     continue
                 self.get_result(scope, env, rc, out)
             count = self.item_count(scope)
             if scope.value is not None and count != 1:
-                self.violate(f"{scope.kind} {scope.name}: {count} identity items at the end, expected 1")
+                self.violate(f"{scope.kind} {scope.name}: {count} identity items at the end, expected 1", 2)
             if scope.value is not None:
                 r = subprocess.run(["secret-tool", "lookup", "identity-scope", scope.kind, "identity-name", scope.name],
                                    env=self.envs["desktop"], capture_output=True, text=True, timeout=30)
                 if r.stdout.strip() != scope.value:
-                    self.violate(f"{scope.kind} {scope.name}: the keyring holds another value than the last handed out")
+                    self.violate(f"{scope.kind} {scope.name}: the keyring holds another value than the last handed out", 2)
 
     def item_count(self, scope):
         out = subprocess.run(
@@ -491,17 +531,75 @@ class Chaos:
             env=self.envs["desktop"], capture_output=True, text=True, timeout=30).stdout
         return out.count("object path")
 
-    def report(self):
-        print(f"chaos: seed {self.args.seed}, {self.step - 1} steps", flush=True)
-        print("  operations: " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())))
-        print("  allowed exceptions: " + (", ".join(f"{k} {v}" for k, v in sorted(self.exceptions.items())) or "none"))
-        if self.violations:
-            print(f"  VIOLATIONS: {len(self.violations)}")
-            for v in self.violations:
-                print("    " + v)
-        else:
-            print("  violations: none")
-        return 1 if self.violations else 0
+    def summary(self):
+        by_invariant = {}
+        for invariant, _ in self.violations:
+            by_invariant[invariant] = by_invariant.get(invariant, 0) + 1
+        violations = ", ".join(f"invariant {k}: {v}" for k, v in sorted(by_invariant.items())) or "0"
+        exceptions = ", ".join(f"{k} {v}" for k, v in sorted(self.exceptions.items())) or "none"
+        gets = self.counts.get("get", 0) + self.counts.get("burst", 0) + self.counts.get("stopped_daemon", 0)
+        return (f"chaos: seed {self.args.seed}, {self.steps_run} steps ({gets} get steps, {self.counts.get('reset', 0)} resets); "
+                f"violations {violations}; exceptions: {exceptions}")
+
+
+def shrink(args, failing):
+    """Drops steps while a run of the rest still breaks the same invariant; returns the smallest
+    schedule found within --shrink-minutes and its run."""
+    kind = failing.violations[0][0]
+    first = failing.violations[0][1].split(":")[0].removeprefix("step ")
+    last = int(first) if first.isdigit() else failing.steps_run
+    indices = list(range(1, last + 1))
+    best = failing
+    deadline = time.monotonic() + args.shrink_minutes * 60
+
+    def still_fails(candidate):
+        for _ in range(2):  # process timing varies; a second try catches most flaky reproductions
+            chaos = Chaos(args, quiet=True)
+            chaos.run(candidate)
+            if any(invariant == kind for invariant, _ in chaos.violations):
+                return chaos
+        return None
+
+    chunk = max(1, len(indices) // 2)
+    while chunk >= 1 and time.monotonic() < deadline:
+        start, changed = 0, False
+        while start < len(indices) and time.monotonic() < deadline:
+            candidate = indices[:start] + indices[start + chunk:]
+            run = still_fails(candidate) if candidate else None
+            if run:
+                indices, best, changed = candidate, run, True
+                print(f"chaos: shrunk to {len(indices)} steps", file=sys.stderr, flush=True)
+            else:
+                start += chunk
+        if not changed:
+            chunk //= 2
+    return indices, best
+
+
+def broken_idtool(directory, real):
+    """A wrapper that behaves like idtool but answers every fifth `get` with a fresh identifier."""
+    path = os.path.join(directory, "broken-idtool")
+    counter = os.path.join(directory, "broken-count")
+    with open(path, "w") as f:
+        f.write(f"""#!{sys.executable}
+import json, os, subprocess, sys, uuid
+r = subprocess.run([{real!r}] + sys.argv[1:], capture_output=True)
+sys.stderr.buffer.write(r.stderr)
+out = r.stdout
+if sys.argv[1:2] == ["get"] and r.returncode == 0:
+    n = int(open({counter!r}).read() or 0) + 1 if os.path.exists({counter!r}) else 1
+    open({counter!r}, "w").write(str(n))
+    if n % 5 == 0:
+        fresh = str(uuid.uuid4())
+        try:
+            doc = json.loads(out); doc["identifier"] = fresh; out = json.dumps(doc).encode()
+        except ValueError:
+            out = (fresh + "\\n").encode()
+sys.stdout.buffer.write(out)
+sys.exit(r.returncode)
+""")
+    os.chmod(path, 0o755)
+    return path
 
 
 def main():
@@ -509,8 +607,12 @@ def main():
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--minutes", type=float, default=None)
+    parser.add_argument("--shrink-minutes", type=float, default=5)
     parser.add_argument("--idtool", required=True)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--broken", action="store_true", help="run (and shrink) against the broken idtool of --self-test")
+    parser.add_argument("--self-test", action="store_true",
+                        help="run against an idtool that hands out a fresh identifier now and then; succeed only if that is caught")
     args = parser.parse_args()
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 32)
@@ -518,12 +620,33 @@ def main():
         args.steps = 200
     if "WITH_KEYRING_ROOT" not in os.environ:
         sys.exit("chaos: run it through scripts/chaos (it needs the throwaway keyring of scripts/with-keyring)")
+
+    if args.self_test:
+        wrapper = broken_idtool(tempfile.mkdtemp(dir=os.environ["WITH_KEYRING_ROOT"]), args.idtool)
+        chaos = Chaos(args, idtool=wrapper, quiet=True)
+        chaos.run()
+        print(chaos.summary())
+        caught = any(invariant == 1 for invariant, _ in chaos.violations)
+        print("chaos self-test: " + ("the broken idtool was caught" if caught else "the broken idtool was NOT caught"))
+        sys.exit(0 if caught else 1)
+
+    if args.broken:
+        args.idtool = broken_idtool(tempfile.mkdtemp(dir=os.environ["WITH_KEYRING_ROOT"]), args.idtool)
     chaos = Chaos(args)
     try:
         chaos.run()
     finally:
         chaos.resume()
-    sys.exit(chaos.report())
+    print(chaos.summary(), flush=True)
+    for _, violation in chaos.violations:
+        print("  " + violation)
+    if not chaos.violations:
+        sys.exit(0)
+    indices, smallest = shrink(args, chaos)
+    print(f"chaos: smallest failing schedule found: {len(indices)} steps (--seed {args.seed}); it ran:")
+    for line in smallest.transcript:
+        print("  " + line)
+    sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -281,6 +281,58 @@ struct EdgeFaults {
         #expect(try s2.idtool(["get", "--app", app]).line == n, "N is stable in the other state directory")
     }
 
+    // Found by scripts/chaos: the bus-less environment that resets may never have seen the keyring's
+    // current identifier (another state directory made it), so its pending reset recorded none.
+    @Test("a pending reset voids an identifier made before it that the resetting environment never saw")
+    func pendingResetVoidsUnseenOlderIdentifier() throws {
+        let desktop = try Sandbox(), sandbox = try Sandbox()
+        let app = Fault.newApp("pending-unseen")
+        let d = try desktop.establish(app)
+        // Another state directory resets and makes K; the desktop's backup still holds D.
+        #expect(try sandbox.idtool(["reset", "--app", app]).status == 0)
+        let k = try sandbox.establish(app)
+        try #require(k != d)
+        usleep(20_000)  // the reset comes after K was made (times are kept in milliseconds)
+        // Without a bus the desktop records a reset of what it knows: D, not K.
+        let reset = try desktop.idtool(["reset", "--app", app], environment: desktop.noBusEnvironment)
+        #expect(reset.status == 0, "a bus-less reset is recorded as pending: \(reset.summary)")
+
+        let get = try desktop.idtool(["get", "--app", app])
+        get.expectExit(FaultTable["edge.reset.pending-unseen"])
+        #expect(Fault.isUUID(get.line) && get.line != k, "the identifier made before the reset is void: \(get.summary)")
+        #expect(get.line != d)
+        get.expectClean(hiding: [k, d])
+        let other = try sandbox.idtool(["get", "--app", app])
+        #expect(other.status == 0 && other.line == get.line, "the other state directory follows the keyring: \(other.summary)")
+        #expect(try Fault.identityItems(app).count == 1)
+    }
+
+    // Found by scripts/chaos: a copy restored from a backup took a fresh creation time, so a reset
+    // made after the identifier but before the restore no longer saw it as older.
+    @Test("an identifier restored from a backup keeps its creation time, so a later pending reset still voids it")
+    func restoredCopyStaysOlderThanReset() throws {
+        let desktop = try Sandbox(), sandbox = try Sandbox()
+        let app = Fault.newApp("restored-copy")
+        _ = try desktop.establish(Fault.newApp("restored-copy-other"))
+        let k = try sandbox.establish(app)
+        try Fault.clearKeyringItem(app: app)
+        usleep(20_000)  // the reset comes after K was made (times are kept in milliseconds)
+        let reset = try desktop.idtool(["reset", "--app", app], environment: desktop.noBusEnvironment)
+        #expect(reset.status == 0, "\(reset.summary)")
+        // The restore happens in a later second than the reset, so the item's own creation time
+        // (whole seconds) would call the copy newer than the reset.
+        usleep(1_100_000)
+        // The sandbox cannot see the pending reset: it writes K back from its backup, as designed.
+        let restored = try sandbox.idtool(["get", "--app", app])
+        #expect(restored.status == 0 && restored.line == k, "\(restored.summary)")
+
+        let get = try desktop.idtool(["get", "--app", app])
+        get.expectExit(FaultTable["edge.reset.pending-restored-copy"])
+        #expect(Fault.isUUID(get.line) && get.line != k, "the restored copy is as old as K, so the reset voids it: \(get.summary)")
+        #expect(try sandbox.idtool(["get", "--app", app]).line == get.line, "the sandbox follows the keyring")
+        #expect(try Fault.identityItems(app).count == 1)
+    }
+
     @Test("a pending reset that meets a locked keyring still serves a backup made after the reset")
     func pendingResetWithLockedKeyringServesNewerBackup() throws {
         let box = try Sandbox()
