@@ -1,7 +1,12 @@
-// Migration edges (issue 9, item 12a): a machine-id placeholder is not an identifier.
+// Migration edges (issue 9, items 5 and 12a): a machine-id placeholder is not an identifier, and
+// removing a legacy SecretStore copy removes only the item the value came from.
 import Foundation
 import Keyring
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import DeviceIdentity
 
 @Suite("Migration edges against the real keyring", .serialized)
@@ -26,5 +31,25 @@ struct EdgeMigrationTests {
         let resolution = try fixture.resolver(migrations: [.machineID(path: path)]).resolve()
         #expect(resolution.provenance == .generated(policy: "randomUUID"), "\(resolution.provenance)")
         #expect(isUUIDv4(resolution.value))
+    }
+
+    @Test("a .secretStore source with removeAfterMigration removes only the item it adopted, not another client's")
+    func secretStoreRemovalIsExact() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let service = "legacy.\(fixture.appID)"
+        let alice = ["service": service, "username": "alice"]
+        let bob = ["service": service, "username": "bob"]
+        try Keyring.default.store(Data("alice-legacy-id".utf8), attributes: alice, label: "alice")
+        usleep(1_100_000)  // bob's item is the younger one, in a later second
+        try Keyring.default.store(Data("bob-secret".utf8), attributes: bob, label: "bob")
+        defer { _ = try? Keyring.default.delete(["service": service]) }
+
+        let report = try fixture.resolver(migrations: [.secretStore(identifier: service, removeAfterMigration: true)]).migrate()
+        #expect(report.outcome == .adopted(source: "secret-store:\(service)"), "\(report.outcome)")
+        #expect(report.resolution?.value == "alice-legacy-id", "the oldest item is the one a SecretStore reads")
+        #expect(report.legacyRemoved)
+        #expect(try Keyring.default.lookup(alice) == nil, "the adopted item is gone")
+        #expect(try Keyring.default.lookup(bob) == Data("bob-secret".utf8), "another client's item stays")
     }
 }
