@@ -415,7 +415,8 @@ class Chaos:
                            env=self.envs["desktop"], capture_output=True, timeout=30)
         if self.args.verbose:
             print(f"    delete item {scope.name} -> {r.returncode}", file=sys.stderr)
-        if r.returncode == 0 and not self.locked:
+        # gnome-keyring deletes locked items too: count what is left, locked ones included.
+        if self.stopped_pid is None and self.item_count(scope) == 0:
             scope.places.discard("keyring")
 
     def op_twin(self):
