@@ -161,7 +161,8 @@ public struct IdentifierResolver: Sendable {
     ///   (then nothing is removed).
     public func reset() throws(IdentityError) {
         let budget = Budget(timeout: keyring?.timeout ?? .seconds(25), keyring: keyring)
-        try lock.withLock(until: budget.deadline, timeout: budget.seconds, isCancelled: { budget.isCancelled }) { () throws(IdentityError) in
+        let isCancelled = { budget.isCancelled }
+        try lock.withLock(until: budget.deadline, timeout: budget.seconds, isCancelled: isCancelled) { () throws(IdentityError) in
             // Marker first: if anything below fails or the process dies, the old identifier stays
             // void (the marker records its checksum) instead of being restored from a leftover copy.
             let previous = backup?.pendingReset()

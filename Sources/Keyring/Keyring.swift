@@ -117,11 +117,11 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(contentType, what: "the content type")
         try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) in
             try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
-            if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
-            try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
-                try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
-            }
+                try call.withCreationLock(for: attributes) { () throws(KeyringError) in
+                    if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
+                    try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+                }
             }
         }
     }
@@ -179,16 +179,16 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(contentType, what: "the content type")
         return try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> InsertOutcome in
-            try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
-                if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
-                let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
-                // Without the bus-wide lock another environment may have created one too: converge
-                // on the oldest item, as every reader does.
-                if !exclusive, let winner = try call.readFirst(try call.search(matching)), winner.item.objectPath != path {
-                    return .existing(item: winner.item, secret: winner.bytes)
+                try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
+                    if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
+                    let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+                    // Without the bus-wide lock another environment may have created one too: converge
+                    // on the oldest item, as every reader does.
+                    if !exclusive, let winner = try call.readFirst(try call.search(matching)), winner.item.objectPath != path {
+                        return .existing(item: winner.item, secret: winner.bytes)
+                    }
+                    return .inserted
                 }
-                return .inserted
-            }
             }
         }
     }

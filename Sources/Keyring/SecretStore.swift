@@ -219,13 +219,13 @@ extension SecretStore {
         }
         try ProcessCreationLock.with(until: ContinuousClock.now + keyring.timeout) { () throws(KeyringError) in
             try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
-            if try update(call, payload, forKey: key) { return }
-            // First write: the creation lock (shared by every client of the keyring) means two
-            // processes never create two items.
-            try call.withCreationLock(for: searchAttributes) { () throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
-                try create(call, payload, forKey: key)
-            }
+                // First write: the creation lock (shared by every client of the keyring) means two
+                // processes never create two items.
+                try call.withCreationLock(for: searchAttributes) { () throws(KeyringError) in
+                    if try update(call, payload, forKey: key) { return }
+                    try create(call, payload, forKey: key)
+                }
             }
         }
     }

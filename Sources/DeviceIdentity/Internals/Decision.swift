@@ -176,7 +176,8 @@ enum Decision {
         case .absent:
             if let record {
                 // Deleted behind our back (or never pushed): write it back from the backup.
-                return fromBackup(record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: [])], problem: nil)
+                return fromBackup(
+                    record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: [])], problem: nil)
             }
             if let failure = backupFailure() { return .fail(failure) }
             return .create(Creation(writesKeyring: true, keyringProblem: nil, discardsBackup: backupIsVoid, conflicts: conflicts))
@@ -184,10 +185,13 @@ enum Decision {
         case .invalid(let reason, let items):
             conflicts.append("keyring item held an invalid identifier (\(reason))")
             if let record {
-                return fromBackup(record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: items)], problem: nil)
+                return fromBackup(
+                    record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: items)], problem: nil)
             }
             return .fail(
-                .keyring(.invalidArgument("the keyring item for \(facts.scope) holds an invalid identifier (\(reason)); run reset to start over")))
+                .keyring(
+                    .invalidArgument("the keyring item for \(facts.scope) holds an invalid identifier (\(reason)); run reset to start over")
+                ))
 
         case .headless(let error):
             if let record { return fromBackup(record, repairs: [], problem: error) }
@@ -226,7 +230,11 @@ struct ResetRecord: Equatable {
     /// The secret's text: one checksum a line, and `t:<unix time>` for the latest reset.
     init(text: String) {
         for line in text.split(separator: "\n") {
-            if line.hasPrefix("t:") { time = Double(line.dropFirst(2)).map { Date(timeIntervalSince1970: $0) } } else { checksums.insert(String(line)) }
+            if line.hasPrefix("t:") {
+                time = Double(line.dropFirst(2)).map { Date(timeIntervalSince1970: $0) }
+            } else {
+                checksums.insert(String(line))
+            }
         }
     }
 

@@ -33,7 +33,8 @@ struct FirstRunLock {
     /// Locks are taken in a fixed order (runtime directory, then state directory), so two
     /// processes whose environments differ in one of them still exclude each other.
     func withLock<T>(
-        until deadline: ContinuousClock.Instant, timeout: Double, isCancelled: () -> Bool = { false }, _ body: () throws(IdentityError) -> T) throws(IdentityError) -> T {
+        until deadline: ContinuousClock.Instant, timeout: Double, isCancelled: () -> Bool = { false }, _ body: () throws(IdentityError) -> T
+    ) throws(IdentityError) -> T {
         let descriptors = try openLockFiles()
         defer { for fd in descriptors { close(fd) } }  // closing releases the flock
         for fd in descriptors {

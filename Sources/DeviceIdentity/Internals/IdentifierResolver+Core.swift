@@ -185,7 +185,9 @@ extension IdentifierResolver {
             default: break
             }
         }
-        return try lock.withLock(until: budget.deadline, timeout: budget.seconds, isCancelled: { budget.isCancelled }) { () throws(IdentityError) -> MigrationReport in
+        let isCancelled = { budget.isCancelled }
+        return try lock.withLock(until: budget.deadline, timeout: budget.seconds, isCancelled: isCancelled) {
+            () throws(IdentityError) -> MigrationReport in
             var repairs = applyPendingReset(budget)
             // A second pass only when a reset overtook the first one's restore.
             for _ in 0..<2 {
@@ -198,7 +200,8 @@ extension IdentifierResolver {
                     return try create(creation, mode: mode, budget: budget, repairs: repairs.repairs)
                 }
             }
-            throw .keyring(.serviceFailure(domain: "keyring-identity", code: 2, message: "the identifier was reset twice while being restored; retry"))
+            throw .keyring(
+                .serviceFailure(domain: "keyring-identity", code: 2, message: "the identifier was reset twice while being restored; retry"))
         }
     }
 
@@ -224,7 +227,8 @@ extension IdentifierResolver {
                 do throws(IdentityError) {
                     try backup?.write(record)
                     served.storedIn.insert(.backup)
-                    notes.repairs.append(served.conflicts.isEmpty ? "backup file written from the keyring" : "backup file rewritten from the keyring")
+                    notes.repairs.append(
+                        served.conflicts.isEmpty ? "backup file written from the keyring" : "backup file rewritten from the keyring")
                 } catch {
                     notes.conflicts.append("backup file could not be written (\(error))")
                 }
@@ -289,7 +293,8 @@ extension IdentifierResolver {
     func insert(_ value: String, origin: String, created: Date, budget: Budget) throws(KeyringError) -> Inserted {
         let outcome = try budget.call { keyring throws(KeyringError) in
             try keyring.insertIfAbsent(
-                Data(value.utf8), attributes: itemAttributes(origin: origin, created: created), matching: scope.keyringAttributes, label: itemLabel)
+                Data(value.utf8), attributes: itemAttributes(origin: origin, created: created), matching: scope.keyringAttributes,
+                label: itemLabel)
         }
         noteKeyringServed()
         switch outcome {
@@ -364,7 +369,9 @@ extension IdentifierResolver {
     func recordReset(_ checksums: Set<String>, at time: Date?, budget: Budget) throws(KeyringError) {
         let previous = try budget.call { keyring throws(KeyringError) in try keyring.lookup(tombstoneAttributes) }
         var record = ResetRecord(text: String(decoding: previous ?? Data(), as: UTF8.self))
-        var lines = String(decoding: previous ?? Data(), as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.hasPrefix("t:") }
+        var lines = String(decoding: previous ?? Data(), as: UTF8.self).split(separator: "\n").map(String.init).filter {
+            !$0.hasPrefix("t:")
+        }
         lines.removeAll { checksums.contains($0) }
         lines += checksums.sorted()
         if let time, record.time.map({ time > $0 }) ?? true { record.time = time }
@@ -469,7 +476,8 @@ extension IdentifierResolver {
             storedIn: stores, repairs: notes.repairs, conflicts: notes.conflicts, keyringProblem: stores.contains(.keyring) ? nil : problem,
             isDryRun: false)
         let outcome: MigrationReport.Outcome =
-            adoptedExisting ? (mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate)
+            adoptedExisting
+            ? (mode.migratesOnly ? .destinationHadIdentifier : .nothingToMigrate)
             : adopted.map { .adopted(source: $0.source.description) } ?? .nothingToMigrate
         return MigrationReport(outcome: outcome, resolution: resolution, rejected: rejected, legacyRemoved: removed)
     }

@@ -77,6 +77,9 @@ extension ServiceCall {
 
     enum Acquisition { case acquired, alreadyOwned, refused }
 
+    /// DBUS_NAME_FLAG_DO_NOT_QUEUE: fail at once instead of waiting in the bus's queue.
+    static let doNotQueue: guint32 = 4
+
     func acquireBusName(_ name: String) throws(KeyringError) -> Acquisition {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else {
             throw .noSessionBus(detail: "the connection was closed")
@@ -86,15 +89,11 @@ extension ServiceCall {
             var error: UnsafeMutablePointer<GError>? = nil
             let reply = g_dbus_connection_call_sync(
                 connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
-                kr_variant_name_flags_tuple(name, 4 /* DBUS_NAME_FLAG_DO_NOT_QUEUE */), nil, G_DBUS_CALL_FLAGS_NONE,
+                kr_variant_name_flags_tuple(name, Self.doNotQueue), nil, G_DBUS_CALL_FLAGS_NONE,
                 remainingMilliseconds, cancellable, &error)
             if let error {
                 defer { g_error_free(error) }
-                let remote = g_dbus_error_get_remote_error(error).map { name -> String in
-                    defer { g_free(name) }
-                    return String(cString: name)
-                }
-                if remote == "org.freedesktop.DBus.Error.AccessDenied" { return .refused }
+                if KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.AccessDenied" { return .refused }
                 throw KeyringError(gError: error, phase: .talking)
             }
             let code = kr_variant_tuple_u32(reply)

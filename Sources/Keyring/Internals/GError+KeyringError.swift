@@ -12,10 +12,7 @@ extension KeyringError {
         let domain = error.pointee.domain
         let code = error.pointee.code
         let message = error.pointee.message.map { String(cString: $0) } ?? ""
-        let remoteName = g_dbus_error_get_remote_error(error).map { name -> String in
-            defer { g_free(name) }
-            return String(cString: name)
-        }
+        let remoteName = Self.remoteName(of: error)
 
         if domain == kr_io_error_quark() {
             switch GIOErrorEnum(rawValue: UInt32(code)) {
@@ -61,6 +58,14 @@ extension KeyringError {
         }
         let domainName = g_quark_to_string(domain).map { String(cString: $0) } ?? "unknown"
         self = .serviceFailure(domain: domainName, code: code, message: Self.strippingRemotePrefix(message))
+    }
+
+    /// The D-Bus error name a remote peer sent (e.g. `org.freedesktop.DBus.Error.AccessDenied`), if any.
+    static func remoteName(of error: UnsafeMutablePointer<GError>) -> String? {
+        g_dbus_error_get_remote_error(error).map { name -> String in
+            defer { g_free(name) }
+            return String(cString: name)
+        }
     }
 
     /// GDBus prefixes remote messages with "GDBus.Error:name: "; the name is already in the domain.

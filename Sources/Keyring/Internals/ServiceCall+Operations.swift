@@ -73,9 +73,7 @@ extension ServiceCall {
 
     /// "No such object" in the forms gnome-keyring, KWallet and the bus use.
     static func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
-        guard let remote = g_dbus_error_get_remote_error(error) else { return false }
-        defer { g_free(remote) }
-        let name = String(cString: remote)
+        guard let name = KeyringError.remoteName(of: error) else { return false }
         return name == "org.freedesktop.DBus.Error.UnknownObject" || name == "org.freedesktop.Secret.Error.NoSuchObject"
             || name == "org.freedesktop.DBus.Error.UnknownMethod"
     }
