@@ -476,15 +476,20 @@ class Chaos:
             print(f"step {index}: {name}", file=sys.stderr, flush=True)
         getattr(self, "op_" + name)()
 
-    def run(self, indices=None):
-        """Runs the steps `indices` (default: 1, 2, … until --steps or --minutes), then the final check."""
+    def run(self, indices=None, stop_at=None):
+        """Runs the steps `indices` (default: 1, 2, … until --steps or --minutes), then the final check.
+        A replay past `stop_at` (a monotonic time) stops early, with no final check, and sets `truncated`."""
         self.ctl_run("restart")
         deadline = time.monotonic() + self.args.minutes * 60 if self.args.minutes else None
+        self.truncated = False
         index = 0
         while True:
             if indices is not None:
                 if index >= len(indices):
                     break
+                if stop_at is not None and time.monotonic() >= stop_at:
+                    self.truncated, self.steps_run = True, index
+                    return
                 self.run_step(indices[index])
             else:
                 if self.args.steps and index >= self.args.steps:
@@ -556,9 +561,11 @@ def shrink(args, failing):
     def still_fails(candidate):
         for _ in range(2):  # process timing varies; a second try catches most flaky reproductions
             chaos = Chaos(args, quiet=True)
-            chaos.run(candidate)
+            chaos.run(candidate, stop_at=deadline)  # each replay also ends at the shrink deadline
             if any(invariant == kind for invariant, _ in chaos.violations):
                 return chaos
+            if chaos.truncated:
+                return None
         return None
 
     chunk = max(1, len(indices) // 2)
