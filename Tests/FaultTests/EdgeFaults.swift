@@ -333,6 +333,29 @@ struct EdgeFaults {
         #expect(try Fault.identityItems(app).count == 1)
     }
 
+    // Found by scripts/chaos: a reset killed between creating its marker and writing it left an
+    // empty marker, which carried no time and so voided every identifier, even ones made later.
+    @Test("a pending-reset marker without its time counts from when it was written: later identifiers stay")
+    func cutShortMarkerKeepsLaterIdentifiers() throws {
+        let desktop = try Sandbox(), other = try Sandbox()
+        let app = Fault.newApp("marker-cut")
+        let k = try desktop.establish(app)
+        // What an older idtool killed mid-write left: the marker, empty.
+        try Data().write(to: URL(fileURLWithPath: desktop.backupPath(app) + ".reset-pending"))
+        usleep(20_000)  // N is made after the marker (times are kept in milliseconds)
+        #expect(try other.idtool(["reset", "--app", app]).status == 0)
+        let n = try other.establish(app)
+        try #require(n != k)
+
+        let get = try desktop.idtool(["get", "--app", app])
+        get.expectExit(FaultTable["edge.reset.pending-marker-cut"])
+        #expect(get.line == n, "N was made after the cut-short reset, so it stays: \(get.summary)")
+        get.expectClean(hiding: [k, n])
+        #expect(try Fault.keyringValue(app: app) == n)
+        #expect(try Fault.identityItems(app).count == 1)
+        #expect(!FileManager.default.fileExists(atPath: desktop.backupPath(app) + ".reset-pending"), "the marker was applied")
+    }
+
     @Test("a pending reset that meets a locked keyring still serves a backup made after the reset")
     func pendingResetWithLockedKeyringServesNewerBackup() throws {
         let box = try Sandbox()

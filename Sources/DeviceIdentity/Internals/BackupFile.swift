@@ -148,9 +148,15 @@ struct BackupFile: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         guard var data = try? encoder.encode(record) else { throw unwritable("the record could not be encoded") }
         data.append(UInt8(ascii: "\n"))
-        removeStaleTemporaries()
+        try replaceAtomically(path, with: data)
+    }
+
+    /// Replaces `target` with `data` so that a reader (or a process killed mid-way) sees the old
+    /// file or the whole new one, never a part.
+    private func replaceAtomically(_ target: String, with data: Data) throws(IdentityError) {
+        removeStaleTemporaries(of: target)
         var randomSuffix = SystemRandomNumberGenerator()
-        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: .min ... .max, using: &randomSuffix))"
+        let temporary = "\(target).tmp-\(getpid())-\(UInt32.random(in: .min ... .max, using: &randomSuffix))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw unwritable(Errno.text(errno)) }
         var written = 0
@@ -170,7 +176,7 @@ struct BackupFile: Sendable {
             unlink(temporary)
             throw unwritable(Errno.text(failure))
         }
-        guard rename(temporary, path) == 0 else {
+        guard rename(temporary, target) == 0 else {
             let code = errno
             unlink(temporary)
             throw unwritable(Errno.text(code))
@@ -182,11 +188,11 @@ struct BackupFile: Sendable {
         }
     }
 
-    /// Deletes temp files left by writers that died mid-write (their pid no longer exists).
-    /// A live writer's file, or one whose pid was reused, is left alone.
-    func removeStaleTemporaries() {
+    /// Deletes `target`'s temp files left by writers that died mid-write (their pid no longer
+    /// exists). A live writer's file, or one whose pid was reused, is left alone.
+    func removeStaleTemporaries(of target: String) {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        let prefix = fileName + ".tmp-"
+        let prefix = target.lastComponent + ".tmp-"
         for name in entries where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), pid > 0 else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + name) }
@@ -235,13 +241,11 @@ struct BackupFile: Sendable {
     /// Records a reset. `voidChecksum` is the checksum of the identifier the reset removes (never
     /// the identifier itself), so a backup still holding it is known to be void. The time is kept
     /// too: when the value was unknown, only keyring items older than the reset are void.
+    /// Written atomically: a marker cut short by a kill would carry no time, and so void every
+    /// identifier, even ones made long after the reset.
     func markPendingReset(voidChecksum: String?, at time: Date = Date()) throws(IdentityError) {
         try ensureDirectory()
-        let fd = open(pendingResetPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw unwritable(Errno.text(errno)) }
-        defer { close(fd) }
-        let text = Array("\(voidChecksum ?? "")\n\(Self.milliseconds(time))\n".utf8)
-        guard Glibc.write(fd, text, text.count) == text.count, fsync(fd) == 0 else { throw unwritable(Errno.text(errno)) }
+        try replaceAtomically(pendingResetPath, with: Data("\(voidChecksum ?? "")\n\(Self.milliseconds(time))\n".utf8))
     }
 
     /// Unix time with three decimals: creation times and resets made within one second must still order.
@@ -254,12 +258,21 @@ struct BackupFile: Sendable {
     /// The reset recorded by `markPendingReset`, or nil when none is pending.
     func pendingReset() -> PendingReset? {
         guard case .success(let contents) = FileReading.contents(of: pendingResetPath, limit: 4096), let data = contents else {
-            return hasPendingReset ? PendingReset(voidChecksum: nil, time: nil) : nil
+            return hasPendingReset ? PendingReset(voidChecksum: nil, time: markerModified()) : nil
         }
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         let checksum = lines.first.map(String.init).flatMap { $0.isEmpty ? nil : $0 }
         let time = lines.count > 1 ? Double(lines[1]).map { Date(timeIntervalSince1970: $0) } : nil
-        return PendingReset(voidChecksum: checksum, time: time)
+        // A marker without its time (cut short by an older version, or damaged): the reset happened
+        // no later than the file was last written, so identifiers made after that stay.
+        return PendingReset(voidChecksum: checksum, time: time ?? markerModified())
+    }
+
+    /// The pending-reset marker's modification time.
+    private func markerModified() -> Date? {
+        var info = stat()
+        guard lstat(pendingResetPath, &info) == 0 else { return nil }
+        return Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
     }
 
     func clearPendingReset() throws(IdentityError) {
