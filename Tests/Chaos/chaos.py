@@ -50,7 +50,7 @@ class Scope:
         self.value = None          # the value handed out in this epoch
         self.places = set()        # where that value is known to be stored: keyring, desktop, sandbox
         self.headless_only = False  # handed out while only a backup held it
-        self.maybe_reset = False   # a reset was killed mid-way
+        self.maybe_reset = set()   # state dirs where a reset was killed mid-way (its marker may be left)
         self.pending = set()       # the values a reset made without a bus voids, until it reaches the keyring
         self.history = set()       # every value handed out for this scope
         self.planted = False       # a twin was planted while the item was missing
@@ -203,8 +203,8 @@ class Chaos:
             self.record_places(scope, env, stored_in, provenance)
             # A killed reset may leave its pending marker in its own state directory; only an answer
             # from there, through the keyring, shows it did not happen.
-            if scope.maybe_reset and self.state_of(env) == scope.maybe_reset and env != "ssh" and stored_in and "keyring" in stored_in:
-                scope.maybe_reset = False
+            if self.state_of(env) in scope.maybe_reset and env != "ssh" and stored_in and "keyring" in stored_in:
+                scope.maybe_reset.discard(self.state_of(env))
             return
         if value in scope.superseded and provenance == "backup":
             # An environment whose backup still holds the value an allowed change replaced, while
@@ -232,7 +232,7 @@ class Chaos:
         scope.superseded.add(scope.value)
         scope.value = value
         scope.places = set()
-        scope.maybe_reset = False
+        scope.maybe_reset = set()
         scope.planted = False
         self.record_places(scope, env, stored_in, provenance)
 
@@ -269,7 +269,7 @@ class Chaos:
         scope.value = None
         scope.places = set()
         scope.headless_only = False
-        scope.maybe_reset = False
+        scope.maybe_reset = set()
         scope.planted = False
         scope.superseded = set()
 
@@ -342,8 +342,10 @@ class Chaos:
             self.get_result(scope, env, rc, out)
         elif rc == 0 and command == "reset":
             self.new_epoch(scope, env)
-        elif command == "reset":
-            scope.maybe_reset = self.state_of(env)
+        elif command == "reset" and rc < 0:
+            # Only a reset the kill really cut short may have taken effect; one that exited on its
+            # own (locked, unreachable) took back its marker. Kills in two state dirs both count.
+            scope.maybe_reset.add(self.state_of(env))
 
     def op_migrate(self):
         scope = self.rng.choice([s for s in self.scopes if s.kind == "app"])
