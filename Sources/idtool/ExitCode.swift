@@ -24,6 +24,8 @@ enum ExitCode: Int32, Sendable, CaseIterable {
         case .locked, .timedOut, .cancelled: self = .temporaryFailure
         case .invalidArgument, .valueIsNotText: self = .dataError
         case .serviceFailure: self = .software
+        case .wrongKey, .keyringFileDamaged: self = .dataError
+        case .keyringFileUnavailable: self = .unavailable
         }
     }
 }
