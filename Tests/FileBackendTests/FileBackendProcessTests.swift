@@ -42,6 +42,19 @@ struct FileBackendProcessTests {
         #expect(try sandbox.idtool(["item", "get", theirs, "--key", "account"]).text == "bob")
     }
 
+    @Test("secret-tool store with a SecretStore item's attributes updates that item, as on the Secret Service")
+    func secretToolReplacesOurItem() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let id = uniqueName("replace")
+        #expect(try sandbox.idtool(["item", "set", id], stdin: Data("ours".utf8)).status == 0)
+        let stored = try sandbox.secretTool(["store", "--label", id, "service", id, "username", ""], stdin: Data("theirs".utf8))
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(try sandbox.idtool(["item", "get", id]).text == "theirs")
+        let search = try sandbox.secretTool(["search", "--all", "service", id])
+        #expect(search.text.components(separatedBy: "[no path]").count - 1 == 1, "\(search.text)")
+    }
+
     @Test("concurrent first writes from several processes leave one item")
     func concurrentItemCreation() throws {
         let sandbox = try FileKeyringSandbox()

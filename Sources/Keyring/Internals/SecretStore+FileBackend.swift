@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// `SecretStore` on libsecret's file backend: the same item (attributes `service`, `username`,
-/// the group, `xdg:schema`), found and updated the same way. The file has no locked state.
+/// the group), found and updated the same way. The file has no locked state. An item is named by
+/// its attributes here, so changing the account gives it a new `objectPath`.
 extension SecretStore {
     func fileStoredItem(cancellation: Cancellation?) throws(KeyringError) -> (item: KeyringItem, value: Data)? {
         try FileKeyring.run(timeout: keyring.timeout, cancellation: cancellation, exclusive: false) { file throws(KeyringError) in
@@ -40,9 +41,10 @@ extension SecretStore {
                 }
                 return
             }
+            // No `xdg:schema` here: the file backend replaces only an item with exactly the same
+            // attributes, so `secret-tool store service I username A` then updates this same item.
             var attributes = searchAttributes
             attributes["username"] = ""
-            attributes["xdg:schema"] = Self.schemaName
             var label = identifier
             var secret = Data()
             switch (key, payload) {
