@@ -179,6 +179,61 @@ struct FileKeyringTests {
         }
     }
 
+    @Test("a full disk fails a change with a typed error and leaves the keyring file as it was (needs root: mounts a 64 KiB tmpfs)")
+    func fullDisk() throws {
+        try #require(geteuid() == 0, "this test mounts a small tmpfs to fill it, which needs root")
+        try withSandbox { sandbox in
+            let mountPoint = sandbox.root.appendingPathComponent("small").path
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+            let mounted = try ChildProcess.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
+            try #require(mounted.status == 0, "mount failed: \(mounted.stderr)")
+            defer { _ = try? ChildProcess.run("/usr/bin/umount", [mountPoint]) }
+            setenv("SECRET_FILE_TEST_PATH", mountPoint + "/keyrings/default.keyring", 1)
+            let attributes = ["service": uniqueName("full")]
+            try keyring.store(Data("kept".utf8), attributes: attributes, label: "kept")
+            let before = try Data(contentsOf: URL(fileURLWithPath: mountPoint + "/keyrings/default.keyring"))
+            // Fill the rest of the file system.
+            let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o600)
+            let block = [UInt8](repeating: 0, count: 1024)
+            while write(filler, block, block.count) > 0 {}
+            close(filler)
+            let big = Data(repeating: 0x41, count: 20_000)
+            guard case .keyringFileUnavailable(_, let detail)? = keyringError({
+                try keyring.store(big, attributes: ["service": uniqueName("big")], label: "big")
+            }) else {
+                Issue.record("a full disk was not reported as an unusable keyring file")
+                return
+            }
+            #expect(detail.contains("space"), "\(detail)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: mountPoint + "/keyrings/default.keyring")) == before)
+            #expect(try keyring.lookup(attributes) == Data("kept".utf8))
+        }
+    }
+
+    @Test("a read-only data directory: reads work, a change is a typed error (needs root: mounts a tmpfs read-only)")
+    func readOnlyDirectory() throws {
+        try #require(geteuid() == 0, "this test mounts a tmpfs and remounts it read-only, which needs root")
+        try withSandbox { sandbox in
+            let mountPoint = sandbox.root.appendingPathComponent("ro").path
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+            let mounted = try ChildProcess.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint])
+            try #require(mounted.status == 0, "mount failed: \(mounted.stderr)")
+            defer { _ = try? ChildProcess.run("/usr/bin/umount", [mountPoint]) }
+            setenv("SECRET_FILE_TEST_PATH", mountPoint + "/keyrings/default.keyring", 1)
+            let attributes = ["service": uniqueName("ro")]
+            try keyring.store(Data("kept".utf8), attributes: attributes, label: "kept")
+            let remounted = try ChildProcess.run("/usr/bin/mount", ["-o", "remount,ro", mountPoint])
+            try #require(remounted.status == 0, "remount failed: \(remounted.stderr)")
+            #expect(try keyring.lookup(attributes) == Data("kept".utf8))
+            guard case .keyringFileUnavailable? = keyringError({ try keyring.store(Data("new".utf8), attributes: attributes, label: "x") })
+            else {
+                Issue.record("a read-only directory was not reported as an unusable keyring file")
+                return
+            }
+            #expect(try keyring.lookup(attributes) == Data("kept".utf8))
+        }
+    }
+
     @Test("a change waits for another process's lock and times out with a typed error")
     func lockTimeout() throws {
         try withSandbox { sandbox in

@@ -44,6 +44,8 @@ struct FileKeyring: ~Copyable {
     let backend: OpaquePointer
     let cancellable: UnsafeMutablePointer<GCancellable>
     let path: String
+    /// The file's bytes when this operation read it (nil: there was none), to put back after a failed write.
+    let original: [UInt8]?
 
     /// The keyring file libsecret's file backend uses in this environment.
     static var path: String {
@@ -85,9 +87,9 @@ struct FileKeyring: ~Copyable {
             defer { timer.cancel() }
             let path = Self.path
             func operate() throws(KeyringError) -> T {
-                let backend = try open(path: path, cancellable: cancellation.pointer)
+                let (backend, original) = try open(path: path, cancellable: cancellation.pointer)
                 defer { g_object_unref(UnsafeMutableRawPointer(backend)) }
-                let keyring = FileKeyring(backend: backend, cancellable: cancellation.pointer, path: path)
+                let keyring = FileKeyring(backend: backend, cancellable: cancellation.pointer, path: path, original: original)
                 _ = try keyring.items()  // every item's MAC checked: a wrong key never reads as empty
                 return try body(keyring)
             }
@@ -104,7 +106,10 @@ struct FileKeyring: ~Copyable {
 
     /// Checks the file's structure (libsecret 0.20 aborts on some truncated files), then has
     /// libsecret read it and derive its key.
-    private static func open(path: String, cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) -> OpaquePointer {
+    private static func open(
+        path: String, cancellable: UnsafeMutablePointer<GCancellable>
+    ) throws(KeyringError) -> (OpaquePointer, [UInt8]?) {
+        var original: [UInt8]? = nil
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         if fd >= 0 {
             defer { close(fd) }
@@ -125,12 +130,62 @@ struct FileKeyring: ~Copyable {
             case KR_FILE_BAD_VERSION: throw .keyringFileDamaged(path: path, detail: "its format version is not 1.0")
             default: throw .keyringFileDamaged(path: path, detail: "it is truncated or its structure is damaged")
             }
+            original = bytes
         } else if errno != ENOENT {
             throw .keyringFileUnavailable(path: path, detail: String(cString: strerror(errno)))
         }
         let backend = try fileGError(path) { kr_file_backend_open(cancellable, $0) }
         guard let backend else { throw .keyringFileUnavailable(path: path, detail: "libsecret opened no file backend") }
-        return backend
+        return (backend, original)
+    }
+
+    /// Runs a libsecret call that writes the file. GLib writes it in place after moving the old one
+    /// to `<file>~`, so a write that fails (a full disk) leaves a truncated file: put back what was
+    /// read, so the keyring is never left damaged or empty by a failed change.
+    private func writing(_ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> gboolean) throws(KeyringError) {
+        do throws(KeyringError) {
+            _ = try fileGError(path, body)
+        } catch {
+            restoreOriginal()
+            throw error
+        }
+    }
+
+    private func restoreOriginal() {
+        guard let original else {
+            unlink(path)  // there was no file: a partial one must not read as damaged
+            return
+        }
+        if let now = Self.contents(of: path), now == original { return }
+        // The backup GLib just made holds exactly what was read: renaming it back needs no space.
+        if let backup = Self.contents(of: path + "~"), backup == original, rename(path + "~", path) == 0 { return }
+        let temporary = path + ".restore"
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let written = original.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        if written == original.count && synced && rename(temporary, path) == 0 { return }
+        unlink(temporary)
+        // No room even for that: an earlier write of this operation left a whole file in the backup.
+        if let backup = Self.contents(of: path + "~"), kr_keyring_file_check(backup, gsize(backup.count)) == KR_FILE_OK {
+            rename(path + "~", path)
+        }
+    }
+
+    private static func contents(of path: String) -> [UInt8]? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { return nil }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
     }
 
     /// Every item in the file, decrypted, oldest first.
@@ -177,7 +232,7 @@ struct FileKeyring: ~Copyable {
             return secret_value_new(base.assumingMemoryBound(to: CChar.self), raw.count, "text/plain")
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-        _ = try fileGError(path) { kr_file_backend_store(backend, table, label, value, cancellable, $0) }
+        try writing { kr_file_backend_store(backend, table, label, value, cancellable, $0) }
     }
 
     /// Removes exactly the item whose attributes are `attributes`. libsecret's clear also removes
@@ -188,7 +243,7 @@ struct FileKeyring: ~Copyable {
         let table = kr_string_table_new()!
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
-        _ = try fileGError(path) { kr_file_backend_clear(backend, table, cancellable, $0) }
+        try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
         for other in before where other.attributes != attributes {
             try store(other.attributes, label: other.label, secret: other.secret)
         }
@@ -201,7 +256,7 @@ struct FileKeyring: ~Copyable {
         let table = kr_string_table_new()!
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
-        _ = try fileGError(path) { kr_file_backend_clear(backend, table, cancellable, $0) }
+        try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
         return count
     }
 }
