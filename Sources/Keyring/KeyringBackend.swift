@@ -8,9 +8,9 @@ import Glibc
 /// app; `Keyring` makes the same choice, so an app and `secret-tool` run in the same environment
 /// see the same items.
 public enum KeyringBackend: Sendable, Equatable, CustomStringConvertible {
-    /// Chosen as libsecret chooses: `SECRET_BACKEND=file` or `=service` when set; otherwise the
-    /// file backend inside a Flatpak sandbox (`/.flatpak-info` exists) whose Secret portal answers;
-    /// otherwise the Secret Service.
+    /// Chosen as libsecret 0.20 chooses: the file backend inside a sandbox (`/.flatpak-info`
+    /// exists, or `SNAP_NAME` is set) whose Secret portal answers; otherwise `SECRET_BACKEND=file`
+    /// or `=service` when set; otherwise the Secret Service.
     case automatic
     /// The Secret Service on the session bus (gnome-keyring, KWallet, KeePassXC).
     case secretService
@@ -29,12 +29,18 @@ public enum KeyringBackend: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The backend `.automatic` stands for in this process's environment; the others stand for themselves.
-    public var resolved: KeyringBackend {
-        guard self == .automatic else { return self }
+    public var resolved: KeyringBackend { resolvedWithReason.backend }
+
+    /// The backend `.automatic` stands for, and why, in words: e.g. "chosen by SECRET_BACKEND=file".
+    public var resolvedWithReason: (backend: KeyringBackend, reason: String) {
+        guard self == .automatic else { return (self, "chosen by the app") }
+        // libsecret looks at the sandbox first: there SECRET_BACKEND is not consulted.
+        if FileKeyring.sandboxUsesFileBackend { return (.file, "chosen in a sandbox whose Secret portal answers") }
         if let chosen = getenv("SECRET_BACKEND"), chosen.pointee != 0 {
-            return String(cString: chosen) == "file" ? .file : .secretService
+            let name = String(cString: chosen)
+            return (name == "file" ? .file : .secretService, "chosen by SECRET_BACKEND=\(name)")
         }
-        return FileKeyring.sandboxUsesFileBackend ? .file : .secretService
+        return (.secretService, "the default")
     }
 
     /// The keyring file the file backend reads and writes in this environment:

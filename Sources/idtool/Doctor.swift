@@ -65,7 +65,7 @@ enum Doctor {
             backend == .file
             ? fileChecks(status, path: KeyringBackend.keyringFilePath)
             : keyringChecks(status, environment: environment)
-        let checks = [backendCheck(backend, environment: environment)] + keyringChecks + IdentityCommands.doctorChecks()
+        let checks = [backendCheck(keyring.backend)] + keyringChecks + IdentityCommands.doctorChecks()
         let code = exitStatus(checks)
         Output.print(json ? self.json(checks) + "\n" : text(checks))
         if code != .ok {
@@ -150,9 +150,8 @@ enum Doctor {
     }
 
     /// Which backend the keyring calls use, and why: libsecret's own choice, made the same way.
-    static func backendCheck(_ backend: KeyringBackend, environment: [String: String]) -> DoctorCheck {
-        let chosen = environment["SECRET_BACKEND"].flatMap { $0.isEmpty ? nil : $0 }
-        let why = chosen.map { "chosen by SECRET_BACKEND=\($0)" } ?? (backend == .file ? "chosen in a Flatpak sandbox" : "the default")
+    static func backendCheck(_ choice: KeyringBackend) -> DoctorCheck {
+        let (backend, why) = choice.resolvedWithReason
         let what = backend == .file ? "file (libsecret's file backend)" : "secret-service"
         return .pass(Doctor.backend, "\(what), \(why)")
     }

@@ -54,11 +54,12 @@ struct FileKeyring: ~Copyable {
     }
 
     /// libsecret's automatic choice inside a sandbox: the file backend when `/.flatpak-info`
-    /// exists and the Secret portal answers with the version the backend speaks.
-    static var sandboxUsesFileBackend: Bool {
-        guard access("/.flatpak-info", F_OK) == 0 else { return false }
+    /// exists (or `SNAP_NAME` is set) and the Secret portal answers with the version it speaks.
+    /// Decided once per process, as libsecret decides once (the portal check is a bus round trip).
+    static let sandboxUsesFileBackend: Bool = {
+        guard access("/.flatpak-info", F_OK) == 0 || getenv("SNAP_NAME") != nil else { return false }
         return kr_secret_portal_usable() != 0
-    }
+    }()
 
     static func itemName(_ attributes: [String: String]) -> String {
         let canonical = attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
