@@ -4,7 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Attribute-level access to the user's Secret Service keyring (gnome-keyring, KWallet, KeePassXC).
+/// Attribute-level access to the user's Secret Service keyring (gnome-keyring, KWallet, KeePassXC),
+/// or, in a sandbox, to libsecret's file backend (see ``KeyringBackend``).
 ///
 /// Every call reads through to the service; nothing is cached between calls, so other processes'
 /// changes are always seen. Reads match attributes only, never the libsecret schema name, so
