@@ -56,7 +56,8 @@ enum FileLock {
         let lockPath = keyringPath + ".lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw .keyringFileUnavailable(path: keyringPath, detail: "cannot open its lock file \(lockPath): \(String(cString: strerror(errno)))")
+            throw .keyringFileUnavailable(
+                path: keyringPath, detail: "cannot open its lock file \(lockPath): \(String(cString: strerror(errno)))")
         }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
