@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,8 @@ struct FileBackendProcessTests {
         #expect(get.status == 0, "\(get.stderr)")
         #expect(get.text == "hello")
         let doctor = try sandbox.idtool(["doctor"])
-        #expect(doctor.text.contains("ok keyring backend: file (libsecret's file backend), chosen by SECRET_BACKEND=file"), "\(doctor.text)")
+        #expect(
+            doctor.text.contains("ok keyring backend: file (libsecret's file backend), chosen by SECRET_BACKEND=file"), "\(doctor.text)")
         #expect(doctor.text.contains("ok keyring file: \(sandbox.keyringPath)"), "\(doctor.text)")
     }
 
@@ -35,7 +36,8 @@ struct FileBackendProcessTests {
         #expect(lookup.status == 0, "\(lookup.stderr)")
         #expect(lookup.text == "from idtool")
         let theirs = uniqueName("theirs")
-        let stored = try sandbox.secretTool(["store", "--label", "x", "service", theirs, "username", "bob"], stdin: Data("from secret-tool".utf8))
+        let stored = try sandbox.secretTool(
+            ["store", "--label", "x", "service", theirs, "username", "bob"], stdin: Data("from secret-tool".utf8))
         #expect(stored.status == 0, "\(stored.stderr)")
         let get = try sandbox.idtool(["item", "get", theirs])
         #expect(get.text == "from secret-tool", "\(get.stderr)")
@@ -62,7 +64,8 @@ struct FileBackendProcessTests {
         let id = uniqueName("race")
         let binary = try #require(idtoolBinary)
         let children = try (0..<8).map { index in
-            try ChildProcess(binary, [Array("item".utf8), Array("set".utf8), Array(id.utf8)], stdin: Data("value \(index)".utf8),
+            try ChildProcess(
+                binary, [Array("item".utf8), Array("set".utf8), Array(id.utf8)], stdin: Data("value \(index)".utf8),
                 environment: sandbox.environment())
         }
         for child in children {

@@ -1,7 +1,7 @@
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -120,7 +120,9 @@ struct FileKeyringTests {
             sandbox.activate(password: "not-the-password")
             #expect(keyringError { try keyring.lookup(attributes) } == .wrongKey(path: sandbox.keyringPath))
             #expect(keyringError { try keyring.search([:]) } == .wrongKey(path: sandbox.keyringPath))
-            #expect(keyringError { try keyring.store(Data("new".utf8), attributes: attributes, label: "x") } == .wrongKey(path: sandbox.keyringPath))
+            #expect(
+                keyringError { try keyring.store(Data("new".utf8), attributes: attributes, label: "x") }
+                    == .wrongKey(path: sandbox.keyringPath))
             #expect(try Data(contentsOf: URL(fileURLWithPath: sandbox.keyringPath)) == before)
             #expect(keyring.status().problem == .wrongKey(path: sandbox.keyringPath))
             sandbox.activate()
@@ -171,7 +173,9 @@ struct FileKeyringTests {
             }
             // A directory nobody can create files in (procfs): the write fails with a typed error.
             setenv("SECRET_FILE_TEST_PATH", "/proc/keyring-identity-test/default.keyring", 1)
-            guard case .keyringFileUnavailable? = keyringError({ try keyring.store(Data("x".utf8), attributes: ["service": "s"], label: "x") })
+            guard
+                case .keyringFileUnavailable? = keyringError({ try keyring.store(Data("x".utf8), attributes: ["service": "s"], label: "x") }
+                )
             else {
                 Issue.record("an unwritable directory was not reported as unavailable")
                 return
@@ -198,9 +202,11 @@ struct FileKeyringTests {
             while write(filler, block, block.count) > 0 {}
             close(filler)
             let big = Data(repeating: 0x41, count: 20_000)
-            guard case .keyringFileUnavailable(_, let detail)? = keyringError({
-                try keyring.store(big, attributes: ["service": uniqueName("big")], label: "big")
-            }) else {
+            guard
+                case .keyringFileUnavailable(_, let detail)? = keyringError({
+                    try keyring.store(big, attributes: ["service": uniqueName("big")], label: "big")
+                })
+            else {
                 Issue.record("a full disk was not reported as an unusable keyring file")
                 return
             }

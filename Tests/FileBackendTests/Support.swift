@@ -3,8 +3,8 @@
 // (SECRET_FILE_TEST_PATH, SECRET_FILE_TEST_PASSWORD), exactly as libsecret's own tests do.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
