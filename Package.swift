@@ -23,6 +23,10 @@ let package = Package(
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret", "TestSupport"]),
         .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Keyring", "TestSupport"]),
         .testTarget(name: "idtoolTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"]),
+        // libsecret's file backend (sandboxed apps): no bus, no daemon; a keyring file in a temp directory.
+        .testTarget(
+            name: "FileBackendTests", dependencies: ["Keyring", "DeviceIdentity", "TestSupport"],
+            exclude: ["portal-standin.py"]),
         // Fault injection against real daemons: its own target so it can be run (and timed) alone.
         .testTarget(
             name: "FaultTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"],

@@ -77,4 +77,140 @@ static inline GVariant *kr_item_interface_tuple(void) {
     return g_variant_new("(s)", "org.freedesktop.Secret.Item");
 }
 
+// MARK: libsecret's file backend (sandboxed apps)
+//
+// The file backend is reached through libsecret's SecretBackend interface, on a fresh instance per
+// operation: libsecret's own per-process instance loads the keyring file once and would neither see
+// other processes' changes nor keep theirs when it writes. The sync wrappers run the async calls on
+// a private main context, as libsecret's own *_sync calls do.
+#include <dlfcn.h>
+#include <string.h>
+// secret.h leaves the backend interface out; its own guard wants this define.
+#define __SECRET_INSIDE_HEADER__
+#include <libsecret/secret-backend.h>
+#undef __SECRET_INSIDE_HEADER__
+
+/// The file backend's GType, or 0 when this libsecret was built without it. Looked up at run time:
+/// `secret_file_backend_get_type` is exported by libsecret but not declared in its headers.
+static inline GType kr_file_backend_type(void) {
+    GType (*get_type)(void) = (GType (*)(void))dlsym(RTLD_DEFAULT, "secret_file_backend_get_type");
+    return get_type ? get_type() : 0;
+}
+
+/// libsecret's own check that the Secret portal answers with the version its file backend speaks;
+/// -1 when this libsecret lacks the check.
+static inline int kr_secret_portal_usable(void) {
+    gboolean (*check)(void) = (gboolean (*)(void))dlsym(RTLD_DEFAULT, "_secret_file_backend_check_portal_version");
+    return check ? (check() ? 1 : 0) : -1;
+}
+
+typedef struct { GAsyncResult *result; } KRPending;
+
+static void kr_pending_done(GObject *source, GAsyncResult *result, gpointer data) {
+    (void)source;
+    ((KRPending *)data)->result = g_object_ref(result);
+}
+
+static inline void kr_pending_wait(GMainContext *context, KRPending *pending) {
+    while (!pending->result) g_main_context_iteration(context, TRUE);
+}
+
+/// A fresh file backend: reads the keyring file and derives its key (from SECRET_FILE_TEST_PASSWORD,
+/// else the Secret portal). NULL with `error` set on failure.
+static inline SecretBackend *kr_file_backend_open(GCancellable *cancellable, GError **error) {
+    GType type = kr_file_backend_type();
+    if (type == 0) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "this libsecret has no file backend");
+        return NULL;
+    }
+    GMainContext *context = g_main_context_new();
+    g_main_context_push_thread_default(context);
+    KRPending pending = { NULL };
+    g_async_initable_new_async(type, G_PRIORITY_DEFAULT, cancellable, kr_pending_done, &pending, "flags", SECRET_SERVICE_NONE, NULL);
+    kr_pending_wait(context, &pending);
+    GObject *source = g_async_result_get_source_object(pending.result);
+    GObject *backend = g_async_initable_new_finish(G_ASYNC_INITABLE(source), pending.result, error);
+    g_object_unref(source);
+    g_object_unref(pending.result);
+    g_main_context_pop_thread_default(context);
+    g_main_context_unref(context);
+    return backend ? SECRET_BACKEND(backend) : NULL;
+}
+
+/// Every item whose attributes include `attributes`, decrypted (a GList of SecretRetrievable; free
+/// with kr_object_list_free). An empty table matches every item, so each one's MAC is checked.
+static inline GList *kr_file_backend_search(SecretBackend *backend, GHashTable *attributes, GCancellable *cancellable, GError **error) {
+    GMainContext *context = g_main_context_new();
+    g_main_context_push_thread_default(context);
+    KRPending pending = { NULL };
+    SECRET_BACKEND_GET_IFACE(backend)->search(backend, NULL, attributes, SECRET_SEARCH_ALL, cancellable, kr_pending_done, &pending);
+    kr_pending_wait(context, &pending);
+    GList *items = SECRET_BACKEND_GET_IFACE(backend)->search_finish(backend, pending.result, error);
+    g_object_unref(pending.result);
+    g_main_context_pop_thread_default(context);
+    g_main_context_unref(context);
+    return items;
+}
+
+/// Replaces the item whose attributes are exactly `attributes` (or adds one), then writes the file.
+static inline gboolean kr_file_backend_store(SecretBackend *backend, GHashTable *attributes, const char *label, SecretValue *value,
+                                             GCancellable *cancellable, GError **error) {
+    GMainContext *context = g_main_context_new();
+    g_main_context_push_thread_default(context);
+    KRPending pending = { NULL };
+    SECRET_BACKEND_GET_IFACE(backend)->store(backend, NULL, attributes, NULL, label, value, cancellable, kr_pending_done, &pending);
+    kr_pending_wait(context, &pending);
+    gboolean ok = SECRET_BACKEND_GET_IFACE(backend)->store_finish(backend, pending.result, error);
+    g_object_unref(pending.result);
+    g_main_context_pop_thread_default(context);
+    g_main_context_unref(context);
+    return ok;
+}
+
+/// Removes every item whose attributes include `attributes`, then writes the file. FALSE without
+/// an error when nothing matched.
+static inline gboolean kr_file_backend_clear(SecretBackend *backend, GHashTable *attributes, GCancellable *cancellable, GError **error) {
+    GMainContext *context = g_main_context_new();
+    g_main_context_push_thread_default(context);
+    KRPending pending = { NULL };
+    SECRET_BACKEND_GET_IFACE(backend)->clear(backend, NULL, attributes, cancellable, kr_pending_done, &pending);
+    kr_pending_wait(context, &pending);
+    gboolean ok = SECRET_BACKEND_GET_IFACE(backend)->clear_finish(backend, pending.result, error);
+    g_object_unref(pending.result);
+    g_main_context_pop_thread_default(context);
+    g_main_context_unref(context);
+    return ok;
+}
+
+static inline void kr_object_list_free(GList *list) { g_list_free_full(list, g_object_unref); }
+static inline SecretRetrievable *kr_list_retrievable(GList *node) { return SECRET_RETRIEVABLE(node->data); }
+
+/// What kr_keyring_file_check found.
+typedef enum { KR_FILE_OK = 0, KR_FILE_BAD_HEADER = 1, KR_FILE_BAD_VERSION = 2, KR_FILE_BAD_STRUCTURE = 3 } KRFileCheck;
+
+/// Checks a keyring file's bytes the way libsecret 0.20 reads them, before libsecret does: it
+/// aborts the process (an assertion on the salt size) on some truncated files.
+static inline KRFileCheck kr_keyring_file_check(const guint8 *data, gsize length) {
+    static const char header[16] = "GnomeKeyring\n\r\0\n";
+    if (length < 16 || memcmp(data, header, 16) != 0) return KR_FILE_BAD_HEADER;
+    if (length < 18 || data[16] != 1 || data[17] != 0) return KR_FILE_BAD_VERSION;
+    GBytes *bytes = g_bytes_new(data + 18, length - 18);
+    GVariant *variant = g_variant_new_from_bytes(G_VARIANT_TYPE("(uayutua(a{say}ay))"), bytes, FALSE);
+    g_bytes_unref(bytes);
+    g_variant_ref_sink(variant);
+    KRFileCheck result = KR_FILE_OK;
+    if (!g_variant_is_normal_form(variant)) {
+        result = KR_FILE_BAD_STRUCTURE;
+    } else {
+        guint32 salt_size = 0;
+        GVariant *salt = NULL;
+        g_variant_get_child(variant, 0, "u", &salt_size);
+        salt = g_variant_get_child_value(variant, 1);
+        if (GUINT32_FROM_LE(salt_size) != g_variant_n_children(salt) || g_variant_n_children(salt) == 0) result = KR_FILE_BAD_STRUCTURE;
+        g_variant_unref(salt);
+    }
+    g_variant_unref(variant);
+    return result;
+}
+
 #endif

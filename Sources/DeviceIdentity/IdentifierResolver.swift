@@ -116,7 +116,7 @@ public struct IdentifierResolver: Sendable {
     /// - Returns: the identifier with its provenance, stores, repairs and conflicts.
     /// - Throws: `IdentityError` when no store can answer and absence is not proven.
     public func resolve() throws(IdentityError) -> Resolution {
-        let resolution = try run(.resolve).resolution!
+        let resolution = withNotices(try run(.resolve).resolution!)
         cache.store(resolution.value)
         return resolution
     }
@@ -133,7 +133,19 @@ public struct IdentifierResolver: Sendable {
     /// - Returns: the resolution that would result; `isDryRun` is true. A generated value here is only a sample.
     /// - Throws: as `resolve()`.
     public func dryRun() throws(IdentityError) -> Resolution {
-        try run(.dryRun).resolution!
+        withNotices(try run(.dryRun).resolution!)
+    }
+
+    /// A vendor identifier kept by libsecret's file backend lives in this sandbox's own keyring
+    /// file: the vendor's other sandboxed apps each have theirs, so they do not share it.
+    static let sandboxVendorNotice =
+        "vendor scope in a file keyring (a sandboxed app): each sandboxed app has its own keyring file, so the vendor's other sandboxed apps do not share this identifier"
+
+    func withNotices(_ resolution: Resolution) -> Resolution {
+        guard case .vendor = scope, keyring?.backend.resolved == .file else { return resolution }
+        var resolution = resolution
+        resolution.notices.append(Self.sandboxVendorNotice)
+        return resolution
     }
 
     /// Adopts a legacy identifier from `migrations` when this scope has none. Never generates,

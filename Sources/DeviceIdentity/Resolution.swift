@@ -65,6 +65,9 @@ public struct Resolution: Sendable, Equatable, CustomStringConvertible {
     public let keyringProblem: KeyringError?
     /// True when nothing was written because this was a dry run.
     public let isDryRun: Bool
+    /// Limits of where the identifier is kept that the caller should know, e.g. that a vendor
+    /// identifier in a sandbox's file keyring is not shared with the vendor's other sandboxed apps.
+    public internal(set) var notices: [String] = []
     /// A read-only pass found something to repair; the resolver repairs it under the lock.
     var needsRepair = false
 
@@ -79,6 +82,7 @@ public struct Resolution: Sendable, Equatable, CustomStringConvertible {
         if let keyringProblem { parts.append("keyring unavailable: \(keyringProblem)") }
         if !repairs.isEmpty { parts.append("repaired: " + repairs.joined(separator: "; ")) }
         if !conflicts.isEmpty { parts.append("conflicts: " + conflicts.joined(separator: "; ")) }
+        if !notices.isEmpty { parts.append("notes: " + notices.joined(separator: "; ")) }
         if isDryRun { parts.append("dry run") }
         return parts.joined(separator: ", ")
     }

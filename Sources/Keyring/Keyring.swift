@@ -4,7 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Attribute-level access to the user's Secret Service keyring (gnome-keyring, KWallet, KeePassXC).
+/// Attribute-level access to the user's Secret Service keyring (gnome-keyring, KWallet, KeePassXC),
+/// or, in a sandbox, to libsecret's file backend (see ``KeyringBackend``).
 ///
 /// Every call reads through to the service; nothing is cached between calls, so other processes'
 /// changes are always seen. Reads match attributes only, never the libsecret schema name, so
@@ -19,10 +20,23 @@ public struct Keyring: Sendable {
     /// The most time one operation may take before it fails with `KeyringError.timedOut`.
     public var timeout: Duration
 
+    /// Where the items live: the Secret Service, or libsecret's file backend (sandboxed apps).
+    /// `.automatic` chooses as libsecret does, from the environment, at each call.
+    public var backend: KeyringBackend = .automatic
+
     /// Creates a handle on the session's Secret Service. Nothing is contacted until the first call.
     /// - Parameter timeout: the most time one operation may take.
     public init(timeout: Duration = .seconds(25)) {
         self.timeout = timeout
+    }
+
+    /// Creates a handle on the given backend. Nothing is read until the first call.
+    /// - Parameters:
+    ///   - backend: `.automatic` (as libsecret chooses), `.secretService` or `.file`.
+    ///   - timeout: the most time one operation may take.
+    public init(backend: KeyringBackend, timeout: Duration = .seconds(25)) {
+        self.timeout = timeout
+        self.backend = backend
     }
 
     /// Every item whose attributes include `attributes`, locked ones too, oldest first.
@@ -35,6 +49,7 @@ public struct Keyring: Sendable {
 
     func search(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes)
+        if usesFileBackend { return try fileSearch(attributes, cancellation: cancellation) }
         return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             try call.search(attributes)
         }
@@ -52,6 +67,7 @@ public struct Keyring: Sendable {
 
     func lookup(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
+        if usesFileBackend { return try fileReadAll(attributes, cancellation: cancellation).first?.secret }
         return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             try call.lookup(attributes)
         }
@@ -67,6 +83,7 @@ public struct Keyring: Sendable {
 
     func firstItem(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
         try AttributeRules.validate(attributes, requireOne: true)
+        if usesFileBackend { return try fileReadAll(attributes, cancellation: cancellation).first }
         return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             try call.readFirst(try call.search(attributes)).map { ($0.item, $0.bytes) }
         }
@@ -80,6 +97,7 @@ public struct Keyring: Sendable {
     ///   default collection is locked; or another `KeyringError`.
     public func readAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
+        if usesFileBackend { return try fileReadAll(attributes, cancellation: nil) }
         return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
@@ -115,6 +133,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validate(attributes, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
+        if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label, cancellation: cancellation) }
         try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) in
             try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
@@ -138,6 +157,7 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.timedOut` when the lock is not free within the timeout, or what `body` throws.
     public func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         try AttributeRules.validate(attributes, requireOne: true)
+        if usesFileBackend { return try fileWithCreationLock(body) }
         let deadline = ContinuousClock.now + timeout
         return try ProcessCreationLock.with(until: deadline) { () throws(KeyringError) -> T in
             let name = ServiceCall.lockName(for: attributes)
@@ -177,6 +197,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validate(matching, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
+        if usesFileBackend { return try fileInsertIfAbsent(secret, attributes: attributes, matching: matching, label: label) }
         return try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> InsertOutcome in
                 try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
@@ -199,6 +220,10 @@ public struct Keyring: Sendable {
     @_spi(KeyringIdentityInternals)
     public func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
+        if usesFileBackend {
+            let all = try fileReadAll(attributes, cancellation: nil)
+            return all.count == 1 ? all[0].secret : nil
+        }
         return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
             let paths = try call.searchPaths(attributes)
             guard paths.unlocked.count == 1, paths.locked.isEmpty else { return nil }
@@ -217,6 +242,7 @@ public struct Keyring: Sendable {
 
     func delete(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
+        if usesFileBackend { return try fileDelete(attributes, cancellation: cancellation) }
         return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
@@ -230,7 +256,8 @@ public struct Keyring: Sendable {
     /// - Returns: the secret bytes, or nil when the item no longer exists.
     /// - Throws: `KeyringError.locked(itemExists: true)` when its collection is locked, or another `KeyringError`.
     public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
-        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
+        if usesFileBackend { return try fileSecret(of: item) }
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
             if item.isLocked { throw .locked(itemExists: true) }
             return try call.secretOfExistingItem(at: item.objectPath)?.bytes
         }
@@ -240,6 +267,7 @@ public struct Keyring: Sendable {
     /// - Parameter item: an item returned by `search(_:)`.
     /// - Throws: `KeyringError.locked` when its collection is locked, or another `KeyringError`.
     public func delete(item: KeyringItem) throws(KeyringError) {
+        if usesFileBackend { return try fileDelete(item: item) }
         try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
             do throws(KeyringError) {
                 try call.deleteItem(at: item.objectPath)
@@ -259,6 +287,7 @@ public struct Keyring: Sendable {
     /// default collection exists and is locked. Never throws: problems are in `problem`.
     /// - Returns: the status of the service and its default collection.
     public func status() -> ServiceStatus {
+        if usesFileBackend { return fileStatus() }
         var status = ServiceStatus(
             isReachable: false, provider: nil, hasDefaultCollection: false, isLocked: false,
             defaultCollectionLabel: nil, problem: nil)

@@ -24,6 +24,15 @@ public enum KeyringError: Error, Sendable, Equatable {
     case invalidArgument(String)
     /// The stored value is not UTF-8 text, so it cannot be returned as a `String`.
     case valueIsNotText
+    /// The file keyring (libsecret's file backend, used in sandboxes) does not open with the key it
+    /// was given: the Secret portal's secret, or `SECRET_FILE_TEST_PASSWORD`, is not the one it was
+    /// written with (or an item in it is damaged). Never reported as "absent".
+    case wrongKey(path: String)
+    /// The file keyring is not a readable libsecret keyring file (truncated, or not one at all).
+    case keyringFileDamaged(path: String, detail: String)
+    /// The file keyring cannot be read or written (permissions, a read-only or full disk), or no key
+    /// for it is available (outside a sandbox with the Secret portal, without `SECRET_FILE_TEST_PASSWORD`).
+    case keyringFileUnavailable(path: String, detail: String)
     /// Any other failure reported by the service, with GLib's error domain, code and message.
     case serviceFailure(domain: String, code: Int32, message: String)
 }
@@ -51,6 +60,13 @@ extension KeyringError: CustomStringConvertible {
             return "invalid argument: \(why)"
         case .valueIsNotText:
             return "the stored value is not UTF-8 text: read it as bytes with data(forKey:)"
+        case .wrongKey(let path):
+            return
+                "the keyring file \(path) does not open with this key (the Secret portal's secret or SECRET_FILE_TEST_PASSWORD differs from the one it was written with, or the file is damaged): nothing was read or changed"
+        case .keyringFileDamaged(let path, let detail):
+            return "the keyring file \(path) is damaged (\(detail)): restore it from a backup, or move it away to start a new one"
+        case .keyringFileUnavailable(let path, let detail):
+            return "the keyring file \(path) is not usable: \(detail)"
         case .serviceFailure(let domain, let code, let message):
             return "the Secret Service failed (\(domain) \(code)): \(message)"
         }

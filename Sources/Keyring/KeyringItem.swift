@@ -8,7 +8,8 @@ import Foundation
 ///
 /// Attributes are stored and sent as plain text; only the secret is encrypted.
 public struct KeyringItem: Sendable, Hashable {
-    /// The D-Bus object path, which names the item within the service.
+    /// The D-Bus object path, which names the item within the service. On libsecret's file
+    /// backend, which has no paths, `file:` and a hash of the attributes.
     public let objectPath: String
     /// The item's lookup attributes. Empty for a locked item whose keyring was loaded from disk.
     public let attributes: [String: String]

@@ -103,7 +103,8 @@ public struct SecretStore: Sendable {
     /// - Returns: the item and its secret bytes, or nil when there is none.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
     public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        try ServiceCall.run(timeout: keyring.timeout) { call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
+        if keyring.usesFileBackend { return try fileStoredItem(cancellation: nil) }
+        return try ServiceCall.run(timeout: keyring.timeout) { call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
             try call.readFirst(try call.search(searchAttributes).filter(owns)).map { ($0.item, $0.bytes) }
         }
     }
@@ -170,7 +171,8 @@ extension SecretStore {
     }
 
     func data(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> Data? {
-        try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+        if keyring.usesFileBackend { return try fileData(forKey: key, cancellation: cancellation) }
+        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
             if key == .valueData { return try readValue(call) }
             let items = try call.search(searchAttributes).filter(owns)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
@@ -217,6 +219,7 @@ extension SecretStore {
             try AttributeRules.validateText(text, what: "the \(key.rawValue) value")
         default: break
         }
+        if keyring.usesFileBackend { return try fileWrite(payload, forKey: key, cancellation: cancellation) }
         try ProcessCreationLock.with(until: ContinuousClock.now + keyring.timeout) { () throws(KeyringError) in
             try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
@@ -265,6 +268,7 @@ extension SecretStore {
     }
 
     func reset(cancellation: Cancellation?) throws(KeyringError) {
+        if keyring.usesFileBackend { return try fileReset(cancellation: cancellation) }
         try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
             let items = try call.search(searchAttributes).filter(owns)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }

@@ -54,10 +54,18 @@ enum Doctor {
     static let secretService = "secret service"
     static let defaultCollection = "default collection"
     static let unlocked = "default collection unlocked"
+    static let backend = "keyring backend"
+    static let keyringFile = "keyring file"
 
     static func run(json: Bool, timeout: Duration, environment: [String: String]) -> Int32 {
-        let status = KeyringProbe(Keyring(timeout: timeout).status())
-        let checks = keyringChecks(status, environment: environment) + IdentityCommands.doctorChecks()
+        let keyring = Keyring(timeout: timeout)
+        let status = KeyringProbe(keyring.status())
+        let backend = keyring.backend.resolved
+        let keyringChecks =
+            backend == .file
+            ? fileChecks(status, path: KeyringBackend.keyringFilePath)
+            : keyringChecks(status, environment: environment)
+        let checks = [backendCheck(keyring.backend)] + keyringChecks + IdentityCommands.doctorChecks()
         let code = exitStatus(checks)
         Output.print(json ? self.json(checks) + "\n" : text(checks))
         if code != .ok {
@@ -139,6 +147,32 @@ enum Doctor {
             checks.append(.fail(unlocked, "cannot tell: \(problem)", hint: unlockHint, status: ExitCode(problem).clampedForDoctor))
         }
         return checks
+    }
+
+    /// Which backend the keyring calls use, and why: libsecret's own choice, made the same way.
+    static func backendCheck(_ choice: KeyringBackend) -> DoctorCheck {
+        let (backend, why) = choice.resolvedWithReason
+        let what = backend == .file ? "file (libsecret's file backend)" : "secret-service"
+        return .pass(Doctor.backend, "\(what), \(why)")
+    }
+
+    /// The file backend's one check: the keyring file opens with its key. It has no bus, no
+    /// collections and no locked state, so the Secret Service checks do not apply.
+    static func fileChecks(_ status: KeyringProbe, path: String) -> [DoctorCheck] {
+        guard let problem = status.problem else {
+            return [.pass(keyringFile, "\(path) opens with its key (no locked state)")]
+        }
+        let hint: String
+        switch problem {
+        case .wrongKey:
+            hint = "run with the key the file was written with; or move the file away to start an empty keyring"
+        case .keyringFileDamaged:
+            hint = "restore the file from a backup, or move it away to start an empty keyring"
+        default:
+            hint =
+                "check the file's directory permissions and free space; outside a Flatpak sandbox set SECRET_FILE_TEST_PASSWORD, or unset SECRET_BACKEND to use the Secret Service"
+        }
+        return [.fail(keyringFile, "\(problem)", hint: hint, status: ExitCode(problem).clampedForDoctor)]
     }
 
     /// 0 when every check passed; 75 when every failure is temporary; else 69 (or 70 when a

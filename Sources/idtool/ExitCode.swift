@@ -8,9 +8,11 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case absent = 1
     /// EX_USAGE: the command line is wrong.
     case usage = 64
-    /// EX_DATAERR: the input data is wrong (a bad app key, a value that is too large).
+    /// EX_DATAERR: the input data is wrong (a bad app key, a value that is too large), or the
+    /// file keyring does not open with its key or is damaged.
     case dataError = 65
-    /// EX_UNAVAILABLE: no session bus, no Secret Service, or no default collection.
+    /// EX_UNAVAILABLE: no session bus, no Secret Service, or no default collection; or the
+    /// file keyring cannot be read or written.
     case unavailable = 69
     /// EX_SOFTWARE: an internal error, or a failure the Secret Service did not explain.
     case software = 70
@@ -24,6 +26,8 @@ enum ExitCode: Int32, Sendable, CaseIterable {
         case .locked, .timedOut, .cancelled: self = .temporaryFailure
         case .invalidArgument, .valueIsNotText: self = .dataError
         case .serviceFailure: self = .software
+        case .wrongKey, .keyringFileDamaged: self = .dataError
+        case .keyringFileUnavailable: self = .unavailable
         }
     }
 }

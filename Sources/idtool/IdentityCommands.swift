@@ -74,6 +74,7 @@ enum IdentityCommands {
             }
         }
         for conflict in resolution.conflicts { Output.error("notice: \(conflict)") }
+        for notice in resolution.notices { Output.error("notice: \(notice)") }
     }
 
     static func show(_ resolver: IdentifierResolver, json: Bool) -> Int32 {
@@ -100,6 +101,7 @@ enum IdentityCommands {
                 let backupState = resolution.storedIn.contains(.backup) ? "holds it" : "missing it (the next get rewrites it)"
                 lines.append("backup: \(backupState) at \(resolver.backupPath ?? "-")")
                 for conflict in resolution.conflicts { lines.append("conflict: \(conflict)") }
+                for notice in resolution.notices { lines.append("note: \(notice)") }
                 Output.print(lines.joined(separator: "\n") + "\n")
             }
             if !exists {
@@ -164,7 +166,7 @@ enum IdentityCommands {
             return .object([
                 ("identifier", .null), ("provenance", .null), ("origin", .null), ("created", .null),
                 ("storedIn", .array([])), ("repairs", .array([])), ("conflicts", .array([])),
-                ("degraded", .bool(false)), ("keyringProblem", .null),
+                ("degraded", .bool(false)), ("keyringProblem", .null), ("notices", .array([])),
             ])
         }
         return .object([
@@ -177,6 +179,7 @@ enum IdentityCommands {
             ("conflicts", .array(resolution.conflicts.map(JSON.string))),
             ("degraded", .bool(resolution.isDegraded)),
             ("keyringProblem", resolution.keyringProblem.map { .string($0.description) } ?? .null),
+            ("notices", .array(resolution.notices.map(JSON.string))),
         ])
     }
 

@@ -8,8 +8,8 @@ enum Usage {
           0   success
           1   absent: item get found no such item, show found no identifier, migrate found no legacy value
           64  usage: the command line is wrong
-          65  bad data: a bad value (e.g. --app-key), or a value the keyring refuses
-          69  unavailable: no session bus, no Secret Service, or no default keyring
+          65  bad data: a bad value (e.g. --app-key), a refused value, a wrong-key or damaged keyring file
+          69  unavailable: no session bus, no Secret Service or default keyring, an unusable keyring file
           70  internal error, or a keyring failure it did not explain
           75  temporary: the keyring is locked or did not answer in time; retry
         """

@@ -1,0 +1,305 @@
+internal import CLibSecret
+import Dispatch
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One item of the file keyring, decrypted: libsecret's file backend keeps no content type and no
+/// object path, so an item is named by its exact attributes (the backend holds one item per set).
+struct FileItem {
+    let attributes: [String: String]
+    let label: String
+    let secret: Data
+    let created: UInt64
+    let modified: UInt64
+
+    /// `file:` and a digest of the attributes: stable across processes, unique within the file.
+    var name: String { FileKeyring.itemName(attributes) }
+
+    var keyringItem: KeyringItem {
+        KeyringItem(
+            objectPath: name, attributes: attributes, label: label, isLocked: false,
+            created: created == 0 ? nil : Date(timeIntervalSince1970: Double(created)),
+            modified: modified == 0 ? nil : Date(timeIntervalSince1970: Double(modified)))
+    }
+
+    func includes(_ wanted: [String: String]) -> Bool {
+        wanted.allSatisfy { attributes[$0.key] == $0.value }
+    }
+}
+
+/// One public operation on libsecret's file backend: a fresh backend instance that read the file
+/// at the start (under the file lock for changes), the operation's cancellable, and the file's path.
+///
+/// A fresh instance per operation, not libsecret's per-process one: that one reads the file once, so
+/// it would miss other processes' items and, when it writes, drop them.
+struct FileKeyring: ~Copyable {
+    let backend: OpaquePointer
+    let cancellable: UnsafeMutablePointer<GCancellable>
+    let path: String
+    /// The file's bytes when this operation read it (nil: there was none), to put back after a failed write.
+    let original: [UInt8]?
+
+    /// The keyring file libsecret's file backend uses in this environment.
+    static var path: String {
+        if let test = getenv("SECRET_FILE_TEST_PATH"), test.pointee != 0 { return String(cString: test) }
+        return String(cString: g_get_user_data_dir()) + "/keyrings/default.keyring"
+    }
+
+    /// libsecret's automatic choice inside a sandbox: the file backend when `/.flatpak-info`
+    /// exists (or `SNAP_NAME` is set) and the Secret portal answers with the version it speaks.
+    /// Decided once per process, as libsecret decides once (the portal check is a bus round trip).
+    static let sandboxUsesFileBackend: Bool = {
+        guard access("/.flatpak-info", F_OK) == 0 || getenv("SNAP_NAME") != nil else { return false }
+        return kr_secret_portal_usable() != 0
+    }()
+
+    static func itemName(_ attributes: [String: String]) -> String {
+        let canonical = attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
+        return "file:" + Digest.sha256Hex(Array(canonical.utf8)).prefix(32)
+    }
+
+    /// Runs `body` on a freshly read file keyring within `timeout`. With `exclusive`, the whole
+    /// operation holds the file lock, so a read-modify-write never loses another process's change.
+    static func run<T>(
+        timeout: Duration, cancellation: Cancellation? = nil, exclusive: Bool,
+        _ body: (borrowing FileKeyring) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let deadline = ContinuousClock.now + timeout
+        let shared = cancellation == nil ? OperationCancellation.current : nil
+        let cancellation = cancellation ?? Cancellation()
+        let link = shared.map { g_cancellable_connect($0.pointer, fileCancelLinked, cancellation.pointer, nil) } ?? 0
+        defer { if let shared, link != 0 { g_cancellable_disconnect(shared.pointer, link) } }
+        let timedOut = Atomic<Bool>(false)
+        return try withExtendedLifetime((cancellation, shared)) { () throws(KeyringError) -> T in
+            let timer = DispatchWorkItem { [cancellation] in
+                timedOut.store(true, ordering: .sequentiallyConsistent)
+                cancellation.cancel()
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: timer)
+            defer { timer.cancel() }
+            let path = Self.path
+            func operate() throws(KeyringError) -> T {
+                let (backend, original) = try open(path: path, cancellable: cancellation.pointer)
+                defer { g_object_unref(UnsafeMutableRawPointer(backend)) }
+                let keyring = FileKeyring(backend: backend, cancellable: cancellation.pointer, path: path, original: original)
+                _ = try keyring.items()  // every item's MAC checked: a wrong key never reads as empty
+                return try body(keyring)
+            }
+            do throws(KeyringError) {
+                if exclusive { return try FileLock.with(keyringPath: path, until: deadline) { () throws(KeyringError) in try operate() } }
+                return try operate()
+            } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
+                throw .timedOut(seconds: seconds)
+            } catch .timedOut {
+                throw .timedOut(seconds: seconds)
+            }
+        }
+    }
+
+    /// Checks the file's structure (libsecret 0.20 aborts on some truncated files), then has
+    /// libsecret read it and derive its key.
+    private static func open(
+        path: String, cancellable: UnsafeMutablePointer<GCancellable>
+    ) throws(KeyringError) -> (OpaquePointer, [UInt8]?) {
+        var original: [UInt8]? = nil
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            defer { close(fd) }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(fd, &chunk, chunk.count)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw .keyringFileUnavailable(path: path, detail: String(cString: strerror(errno)))
+                }
+                if count == 0 { break }
+                bytes.append(contentsOf: chunk[0..<count])
+            }
+            switch kr_keyring_file_check(bytes, gsize(bytes.count)) {
+            case KR_FILE_OK: break
+            case KR_FILE_BAD_HEADER: throw .keyringFileDamaged(path: path, detail: "it is not a libsecret keyring file")
+            case KR_FILE_BAD_VERSION: throw .keyringFileDamaged(path: path, detail: "its format version is not 1.0")
+            default: throw .keyringFileDamaged(path: path, detail: "it is truncated or its structure is damaged")
+            }
+            original = bytes
+        } else if errno != ENOENT {
+            throw .keyringFileUnavailable(path: path, detail: String(cString: strerror(errno)))
+        }
+        let backend = try fileGError(path) { kr_file_backend_open(cancellable, $0) }
+        guard let backend else { throw .keyringFileUnavailable(path: path, detail: "libsecret opened no file backend") }
+        return (backend, original)
+    }
+
+    /// Runs a libsecret call that writes the file. GLib writes it in place after moving the old one
+    /// to `<file>~`, so a write that fails (a full disk) leaves a truncated file: put back what was
+    /// read, so the keyring is never left damaged or empty by a failed change.
+    private func writing(_ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> gboolean) throws(KeyringError) {
+        do throws(KeyringError) {
+            _ = try fileGError(path, body)
+        } catch {
+            restoreOriginal()
+            throw error
+        }
+    }
+
+    private func restoreOriginal() {
+        guard let original else {
+            unlink(path)  // there was no file: a partial one must not read as damaged
+            return
+        }
+        if let now = Self.contents(of: path), now == original { return }
+        // The backup GLib just made holds exactly what was read: renaming it back needs no space.
+        if let backup = Self.contents(of: path + "~"), backup == original, rename(path + "~", path) == 0 { return }
+        let temporary = path + ".restore"
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let written = original.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        if written == original.count && synced && rename(temporary, path) == 0 { return }
+        unlink(temporary)
+        // No room even for that: an earlier write of this operation left a whole file in the backup.
+        if let backup = Self.contents(of: path + "~"), kr_keyring_file_check(backup, gsize(backup.count)) == KR_FILE_OK {
+            rename(path + "~", path)
+        }
+    }
+
+    private static func contents(of path: String) -> [UInt8]? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { return nil }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Every item in the file, decrypted, oldest first.
+    func items() throws(KeyringError) -> [FileItem] {
+        let table = kr_string_table_new()!
+        defer { g_hash_table_unref(table) }
+        let list = try fileGError(path) { kr_file_backend_search(backend, table, cancellable, $0) }
+        defer { kr_object_list_free(list) }
+        var result: [FileItem] = []
+        var node = list
+        while let current = node {
+            let item = kr_list_retrievable(current)
+            let value = try fileGError(path) { secret_retrievable_retrieve_secret_sync(item, cancellable, $0) }
+            defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
+            var length = 0
+            let bytes = value.flatMap { secret_value_get($0, &length) }
+            let attributes = secret_retrievable_get_attributes(item)
+            defer { if let attributes { g_hash_table_unref(attributes) } }
+            let label = secret_retrievable_get_label(item)
+            defer { g_free(label) }
+            result.append(
+                FileItem(
+                    attributes: ServiceCall.dictionary(attributes), label: label.map { String(cString: $0) } ?? "",
+                    secret: bytes.map { Data(bytes: $0, count: length) } ?? Data(),
+                    created: UInt64(secret_retrievable_get_created(item)), modified: UInt64(secret_retrievable_get_modified(item))))
+            node = current.pointee.next
+        }
+        return result.sorted { KeyringItem.isOlder($0.keyringItem, $1.keyringItem) }
+    }
+
+    /// The items whose attributes include `attributes`, oldest first.
+    func matching(_ attributes: [String: String]) throws(KeyringError) -> [FileItem] {
+        try items().filter { $0.includes(attributes) }
+    }
+
+    /// Stores under exactly `attributes`: the item with exactly these gets the new label and secret
+    /// (keeping its creation time); any other item is left alone. The file is written at once.
+    func store(_ attributes: [String: String], label: String, secret: Data) throws(KeyringError) {
+        let table = kr_string_table_new()!
+        defer { g_hash_table_unref(table) }
+        for (name, value) in attributes { kr_string_table_insert(table, name, value) }
+        let value: OpaquePointer = secret.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return secret_value_new("", 0, "text/plain") }
+            return secret_value_new(base.assumingMemoryBound(to: CChar.self), raw.count, "text/plain")
+        }
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        try writing { kr_file_backend_store(backend, table, label, value, cancellable, $0) }
+    }
+
+    /// Removes exactly the item whose attributes are `attributes`. libsecret's clear also removes
+    /// items that merely include them, so those are stored again (their creation time restarts).
+    func remove(exactly attributes: [String: String]) throws(KeyringError) {
+        let before = try matching(attributes)
+        guard before.contains(where: { $0.attributes == attributes }) else { return }
+        let table = kr_string_table_new()!
+        defer { g_hash_table_unref(table) }
+        for (name, value) in attributes { kr_string_table_insert(table, name, value) }
+        try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
+        for other in before where other.attributes != attributes {
+            try store(other.attributes, label: other.label, secret: other.secret)
+        }
+    }
+
+    /// Removes every item whose attributes include `attributes`; returns how many.
+    func removeAll(_ attributes: [String: String]) throws(KeyringError) -> Int {
+        let count = try matching(attributes).count
+        guard count > 0 else { return 0 }
+        let table = kr_string_table_new()!
+        defer { g_hash_table_unref(table) }
+        for (name, value) in attributes { kr_string_table_insert(table, name, value) }
+        try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
+        return count
+    }
+}
+
+/// Cancels the GCancellable in `data` when the one it is connected to is cancelled.
+private let fileCancelLinked: GCallback = unsafeBitCast(
+    { (_: UnsafeMutablePointer<GCancellable>?, data: gpointer?) in
+        g_cancellable_cancel(data?.assumingMemoryBound(to: GCancellable.self))
+    } as @convention(c) (UnsafeMutablePointer<GCancellable>?, gpointer?) -> Void, to: GCallback.self)
+
+/// Calls `body` with an empty GError slot and maps a filled one to a file-keyring error; frees it.
+func fileGError<T>(_ path: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T) throws(KeyringError) -> T {
+    var error: UnsafeMutablePointer<GError>? = nil
+    let result = body(&error)
+    if let error {
+        defer { g_error_free(error) }
+        throw KeyringError(fileBackendError: error, path: path)
+    }
+    return result
+}
+
+extension KeyringError {
+    /// Maps a GError from libsecret's file backend (without freeing it).
+    init(fileBackendError error: UnsafeMutablePointer<GError>, path: String) {
+        let domain = error.pointee.domain
+        let code = error.pointee.code
+        let message = error.pointee.message.map { String(cString: $0) } ?? ""
+        if domain == kr_io_error_quark() && code == Int32(G_IO_ERROR_CANCELLED.rawValue) {
+            self = .cancelled
+        } else if domain == kr_secret_error_quark() && (message.contains("mac") || message.contains("decrypt")) {
+            // Every item's MAC is keyed by the master key: a failed check is the wrong key (or a damaged item).
+            self = .wrongKey(path: path)
+        } else if domain == kr_secret_error_quark() {
+            self = .keyringFileDamaged(path: path, detail: message)
+        } else if domain == kr_io_error_quark() && code == Int32(G_IO_ERROR_INVALID_ARGUMENT.rawValue)
+            && message.contains("not retrievable")
+        {
+            self = .keyringFileUnavailable(
+                path: path,
+                detail: "no key for it: outside a Flatpak sandbox with the Secret portal, set SECRET_FILE_TEST_PASSWORD")
+        } else {
+            self = .keyringFileUnavailable(path: path, detail: message)
+        }
+    }
+}

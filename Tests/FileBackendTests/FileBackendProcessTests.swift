@@ -1,0 +1,147 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// idtool and secret-tool as separate processes on one file keyring, with SECRET_BACKEND=file and
+/// no session bus at all: the automatic backend choice, interop, concurrency and the identifier.
+@Suite("file backend: idtool and secret-tool, no bus")
+struct FileBackendProcessTests {
+    @Test("idtool item set/get works with SECRET_BACKEND=file and no bus (the automatic choice)")
+    func itemRoundTrip() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let id = uniqueName("item")
+        let set = try sandbox.idtool(["item", "set", id], stdin: Data("hello".utf8))
+        #expect(set.status == 0, "\(set.stderr)")
+        let get = try sandbox.idtool(["item", "get", id])
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.text == "hello")
+        let doctor = try sandbox.idtool(["doctor"])
+        #expect(
+            doctor.text.contains("ok keyring backend: file (libsecret's file backend), chosen by SECRET_BACKEND=file"), "\(doctor.text)")
+        #expect(doctor.text.contains("ok keyring file: \(sandbox.keyringPath)"), "\(doctor.text)")
+    }
+
+    @Test("secret-tool reads what idtool stored, and idtool reads what secret-tool stored")
+    func interop() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let ours = uniqueName("ours")
+        #expect(try sandbox.idtool(["item", "set", ours], stdin: Data("from idtool".utf8)).status == 0)
+        let lookup = try sandbox.secretTool(["lookup", "service", ours, "username", ""])
+        #expect(lookup.status == 0, "\(lookup.stderr)")
+        #expect(lookup.text == "from idtool")
+        let theirs = uniqueName("theirs")
+        let stored = try sandbox.secretTool(
+            ["store", "--label", "x", "service", theirs, "username", "bob"], stdin: Data("from secret-tool".utf8))
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let get = try sandbox.idtool(["item", "get", theirs])
+        #expect(get.text == "from secret-tool", "\(get.stderr)")
+        #expect(try sandbox.idtool(["item", "get", theirs, "--key", "account"]).text == "bob")
+    }
+
+    @Test("secret-tool store with a SecretStore item's attributes updates that item, as on the Secret Service")
+    func secretToolReplacesOurItem() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let id = uniqueName("replace")
+        #expect(try sandbox.idtool(["item", "set", id], stdin: Data("ours".utf8)).status == 0)
+        let stored = try sandbox.secretTool(["store", "--label", id, "service", id, "username", ""], stdin: Data("theirs".utf8))
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(try sandbox.idtool(["item", "get", id]).text == "theirs")
+        let search = try sandbox.secretTool(["search", "--all", "service", id])
+        #expect(search.text.components(separatedBy: "[no path]").count - 1 == 1, "\(search.text)")
+    }
+
+    @Test("concurrent first writes from several processes leave one item")
+    func concurrentItemCreation() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let id = uniqueName("race")
+        let binary = try #require(idtoolBinary)
+        let children = try (0..<8).map { index in
+            try ChildProcess(
+                binary, [Array("item".utf8), Array("set".utf8), Array(id.utf8)], stdin: Data("value \(index)".utf8),
+                environment: sandbox.environment())
+        }
+        for child in children {
+            let result = try child.wait()
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let search = try sandbox.secretTool(["search", "--all", "service", id])
+        #expect(search.text.components(separatedBy: "[no path]").count - 1 == 1, "\(search.text)")
+    }
+
+    @Test("concurrent idtool get from several processes yields one identifier and one item")
+    func concurrentIdentifier() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let app = uniqueName("app")
+        let binary = try #require(idtoolBinary)
+        let children = try (0..<8).map { _ in
+            try ChildProcess(binary, ["get", "--app", app].map { Array($0.utf8) }, environment: sandbox.environment())
+        }
+        var identifiers: Set<String> = []
+        for child in children {
+            let result = try child.wait()
+            #expect(result.status == 0, "\(result.stderr)")
+            identifiers.insert(result.text.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect(identifiers.count == 1, "\(identifiers)")
+        let search = try sandbox.secretTool(["search", "--all", "identity-name", app])
+        #expect(search.text.components(separatedBy: "[no path]").count - 1 == 1, "\(search.text)")
+    }
+
+    @Test("the identifier lives in the file keyring: stable across processes and after its backup is deleted, with no headless notice")
+    func identifierInSandbox() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let app = uniqueName("app")
+        let first = try sandbox.idtool(["get", "--app", app])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.isEmpty, "no notice expected: \(first.stderr)")
+        let identifier = first.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let show = try sandbox.idtool(["show", "--app", app, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: show.stdout) as? [String: Any])
+        #expect(object["storedIn"] as? [String] == ["keyring", "backup"])
+        #expect(object["degraded"] as? Bool == false)
+        let backup = try #require(object["backupPath"] as? String)
+        #expect(backup.hasPrefix(sandbox.root.path))
+        try FileManager.default.removeItem(atPath: backup)
+        let again = try sandbox.idtool(["get", "--app", app])
+        #expect(again.text.trimmingCharacters(in: .whitespacesAndNewlines) == identifier)
+        #expect(FileManager.default.fileExists(atPath: backup), "the backup is rewritten from the file keyring")
+        let lookup = try sandbox.secretTool(["lookup", "identity-scope", "app", "identity-name", app])
+        #expect(lookup.text == identifier)
+    }
+
+    @Test("a wrong key never yields a new identifier: idtool fails with a clear error (65)")
+    func wrongKeyNoNewIdentifier() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let app = uniqueName("app")
+        let first = try sandbox.idtool(["get", "--app", app])
+        #expect(first.status == 0, "\(first.stderr)")
+        let backup = sandbox.root.appendingPathComponent("state/keyring-identity/app/\(app)/identifier").path
+        try? FileManager.default.removeItem(atPath: backup)
+        let wrong = try sandbox.idtool(["get", "--app", app], environment: sandbox.environment(password: "wrong"))
+        #expect(wrong.status != 0, "a wrong key must not serve or make an identifier: \(wrong.text)")
+        #expect(wrong.stderr.contains("does not open with this key"), "\(wrong.stderr)")
+        let item = try sandbox.idtool(["item", "get", "x"], environment: sandbox.environment(password: "wrong"))
+        #expect(item.status == 65, "\(item.stderr)")
+        #expect(try sandbox.idtool(["get", "--app", app]).text == first.text)
+    }
+
+    @Test("a vendor identifier in a file keyring says it is not shared with the vendor's other sandboxed apps")
+    func vendorNotice() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let get = try sandbox.idtool(["get", "--vendor", uniqueName("vendor")])
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.stderr.contains("each sandboxed app has its own keyring file"), "\(get.stderr)")
+    }
+}
