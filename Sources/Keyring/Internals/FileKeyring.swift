@@ -125,11 +125,13 @@ struct FileKeyring: ~Copyable {
                 if count == 0 { break }
                 bytes.append(contentsOf: chunk[0..<count])
             }
+            // A process killed mid-change leaves the copy it saved first: point the user at it.
+            let saved = access(path + ".before-change", F_OK) == 0 ? "; the copy saved before the last change is \(path).before-change" : ""
             switch kr_keyring_file_check(bytes, gsize(bytes.count)) {
             case KR_FILE_OK: break
-            case KR_FILE_BAD_HEADER: throw .keyringFileDamaged(path: path, detail: "it is not a libsecret keyring file")
-            case KR_FILE_BAD_VERSION: throw .keyringFileDamaged(path: path, detail: "its format version is not 1.0")
-            default: throw .keyringFileDamaged(path: path, detail: "it is truncated or its structure is damaged")
+            case KR_FILE_BAD_HEADER: throw .keyringFileDamaged(path: path, detail: "it is not a libsecret keyring file" + saved)
+            case KR_FILE_BAD_VERSION: throw .keyringFileDamaged(path: path, detail: "its format version is not 1.0" + saved)
+            default: throw .keyringFileDamaged(path: path, detail: "it is truncated or its structure is damaged" + saved)
             }
             original = bytes
         } else if errno != ENOENT {
@@ -143,13 +145,42 @@ struct FileKeyring: ~Copyable {
     /// Runs a libsecret call that writes the file. GLib writes it in place after moving the old one
     /// to `<file>~`, so a write that fails (a full disk) leaves a truncated file: put back what was
     /// read, so the keyring is never left damaged or empty by a failed change.
+    /// A copy of the file is saved beside it first: putting it back is then a rename, which needs
+    /// no space on a full disk. When even the copy cannot be written, the change is refused before
+    /// the keyring file is touched.
     private func writing(_ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> gboolean) throws(KeyringError) {
+        let saved = path + ".before-change"
+        if let original {
+            if let failure = Self.writeSynced(original, to: saved) {
+                unlink(saved)
+                throw .keyringFileUnavailable(path: path, detail: failure)
+            }
+        }
+        defer { unlink(saved) }
         do throws(KeyringError) {
             _ = try fileGError(path, body)
         } catch {
+            if original != nil, rename(saved, path) == 0 { throw error }
             restoreOriginal()
             throw error
         }
+    }
+
+    /// Writes `bytes` to a new file at `target` and syncs it; the error text, or nil.
+    private static func writeSynced(_ bytes: [UInt8], to target: String) -> String? {
+        let fd = Glibc.open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return String(cString: strerror(errno))
+            }
+            written += count
+        }
+        return fsync(fd) == 0 ? nil : String(cString: strerror(errno))
     }
 
     private func restoreOriginal() {
