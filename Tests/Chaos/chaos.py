@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A randomized, model-based test of idtool against a real gnome-keyring (run by scripts/chaos).
+"""A randomized, model-based test of idtool against a real Secret Service provider (run by
+scripts/chaos; gnome-keyring unless --provider names another of scripts/providers/).
 
 The world: three scopes (two apps, and a vendor group two apps share) and three environments:
   desktop  the session bus, the session's XDG_STATE_HOME and XDG_RUNTIME_DIR;
@@ -23,7 +24,9 @@ Where the design allows a change, the change is named, counted and listed (never
   headless-overruled an identifier made with no keyring (the backup alone held it) loses to
                      the keyring's, which another environment made meanwhile;
   double-loss        every store that held the identifier was deleted;
-  planted-item       a foreign item planted while the scope's own item was missing wins.
+  planted-item       a foreign item planted while the scope's own item was missing wins;
+  provider-crash-loss a provider that saves its file later (KWallet, KeePassXC) was killed right
+                     after a write, and the environment's backup was gone too.
 Exit status: 0 when no invariant broke, 1 otherwise (every violation is printed with its step).
 """
 import argparse
@@ -40,6 +43,13 @@ import uuid
 
 TIMEOUT = 4          # idtool --timeout for every call
 MARGIN = 3.0         # allowed overrun of --timeout (process start-up, a loaded machine)
+PROVIDER = os.environ.get("KEYRING_PROVIDER", "gnome-keyring")
+# gnome-keyring writes its file before it answers; the others save later, so a kill may lose
+# what they were told last.
+SAVES_BEFORE_ANSWERING = PROVIDER == "gnome-keyring"
+# Twins go where the daemon keeps them only in memory when it can (gnome-keyring's session
+# collection); elsewhere into the default collection.
+TWIN_COLLECTION = ["--collection=/org/freedesktop/secrets/collection/session"] if PROVIDER == "gnome-keyring" else []
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -54,6 +64,7 @@ class Scope:
         self.pending = set()       # the values a reset made without a bus voids, until it reaches the keyring
         self.history = set()       # every value handed out for this scope
         self.planted = False       # a twin was planted while the item was missing
+        self.crash_exposed = False  # the provider was killed before it may have saved the item
         self.superseded = set()    # values of this epoch that an allowed change replaced
         self.void = set()          # values a successful reset removed
 
@@ -220,6 +231,8 @@ class Chaos:
             self.allow("headless-overruled", "a backup-only identifier lost to the keyring's")
         elif env == "ssh" and stored_in == ["backup"] and provenance.startswith("generated") and not self.ssh_marker_before:
             self.allow("headless-unaware", "a bus-less environment whose state never saw the keyring generated")
+        elif "keyring" not in scope.places and not ({"desktop", "sandbox"} <= scope.places) and scope.crash_exposed:
+            self.allow("provider-crash-loss", "the provider was killed before saving the item, and a backup was gone")
         elif "keyring" not in scope.places and not ({"desktop", "sandbox"} <= scope.places):
             # Some environment (this one, or another that then wrote the keyring) saw every store
             # it can see, the keyring item and its own backup, lose the identifier.
@@ -242,6 +255,7 @@ class Chaos:
         if "keyring" in stored_in:
             scope.places.add("keyring")
             scope.headless_only = False
+            scope.crash_exposed = False
         if "backup" in stored_in and env in ("desktop", "ssh"):
             scope.places.add("desktop")
         if "backup" in stored_in and env == "sandbox":
@@ -366,11 +380,15 @@ class Chaos:
         if self.stopped_pid is None and self.ctl_run("lock").returncode == 0:
             self.locked = True
 
-    def forget_session_collection(self):
-        """A daemon restart empties the in-memory session collection, and the twins in it."""
+    def forget_session_collection(self, killed=False):
+        """A daemon restart empties the in-memory session collection, and the twins in it; a
+        provider that saves later may lose any item when killed."""
         for scope in self.scopes:
             if scope.value in self.session_values:
                 scope.places.discard("keyring")
+            elif killed and not SAVES_BEFORE_ANSWERING and "keyring" in scope.places:
+                scope.places.discard("keyring")
+                scope.crash_exposed = True
 
     def op_restart(self):
         self.resume()
@@ -381,7 +399,7 @@ class Chaos:
 
     def op_kill_daemon(self):
         self.resume()
-        self.forget_session_collection()
+        self.forget_session_collection(killed=True)
         self.ctl_run("kill")  # the next call activates a new daemon, without the password: locked
         self.locked = True
 
@@ -425,11 +443,12 @@ class Chaos:
         scope = self.rng.choice(self.scopes)
         value = str(uuid.uuid4())
         self.seen_values.add(value)
-        self.session_values.add(value)
+        if TWIN_COLLECTION:
+            self.session_values.add(value)
         self.planted_at[value] = time.time()
-        self.transcript.append(f"printf {value} | secret-tool store --label=twin --collection=/org/freedesktop/secrets/collection/session "
+        self.transcript.append(f"printf {value} | secret-tool store --label=twin {' '.join(TWIN_COLLECTION)} "
                                f"identity-scope {scope.kind} identity-name {scope.name} chaos-twin {value}")
-        r = subprocess.run(["secret-tool", "store", "--label=chaos twin", "--collection=/org/freedesktop/secrets/collection/session",
+        r = subprocess.run(["secret-tool", "store", "--label=chaos twin"] + TWIN_COLLECTION + [
                             "identity-scope", scope.kind, "identity-name", scope.name,
                             # A distinct attribute, or secret-tool would replace the previous twin.
                             "chaos-twin", value],
@@ -546,7 +565,7 @@ class Chaos:
         violations = ", ".join(f"invariant {k}: {v}" for k, v in sorted(by_invariant.items())) or "0"
         exceptions = ", ".join(f"{k} {v}" for k, v in sorted(self.exceptions.items())) or "none"
         gets = self.counts.get("get", 0) + self.counts.get("burst", 0) + self.counts.get("stopped_daemon", 0)
-        return (f"chaos: seed {self.args.seed}, {self.steps_run} steps ({gets} get steps, {self.counts.get('reset', 0)} resets); "
+        return (f"chaos: {PROVIDER}, seed {self.args.seed}, {self.steps_run} steps ({gets} get steps, {self.counts.get('reset', 0)} resets); "
                 f"violations {violations}; exceptions: {exceptions}")
 
 
