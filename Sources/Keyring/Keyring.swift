@@ -12,17 +12,29 @@ import Foundation
 ///
 /// Calls block the calling thread for at most `timeout`. Use the `async` variants from Swift
 /// concurrency; they run the blocking work on their own thread.
+///
+/// A read, write or delete that meets a locked keyring asks the Secret Service to unlock it,
+/// which shows the desktop's unlock dialog, as libsecret does (`unlock: .prompt`). The user's
+/// answer is awaited within `timeout`. `Keyring(unlock: .never)` fails with
+/// `KeyringError.locked` instead. `search(_:)` and `status()` never prompt.
 public struct Keyring: Sendable {
-    /// A keyring with the default 25-second timeout (the D-Bus default).
+    /// A keyring with the default 25-second timeout (the D-Bus default) that prompts to unlock.
     public static let `default` = Keyring()
 
     /// The most time one operation may take before it fails with `KeyringError.timedOut`.
+    /// A wait for the unlock dialog counts against it.
     public var timeout: Duration
 
+    /// Whether a call that meets a locked keyring asks the user to unlock it.
+    public var unlock: UnlockPolicy
+
     /// Creates a handle on the session's Secret Service. Nothing is contacted until the first call.
-    /// - Parameter timeout: the most time one operation may take.
-    public init(timeout: Duration = .seconds(25)) {
+    /// - Parameters:
+    ///   - timeout: the most time one operation may take, a wait for the unlock dialog included.
+    ///   - unlock: `.prompt` (the default) to ask the user to unlock a locked keyring, `.never` to fail with `.locked`.
+    public init(timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) {
         self.timeout = timeout
+        self.unlock = unlock
     }
 
     /// Every item whose attributes include `attributes`, locked ones too, oldest first.
@@ -52,7 +64,7 @@ public struct Keyring: Sendable {
 
     func lookup(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
             try call.lookup(attributes)
         }
     }
@@ -67,7 +79,7 @@ public struct Keyring: Sendable {
 
     func firstItem(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
             try call.readFirst(try call.search(attributes)).map { ($0.item, $0.bytes) }
         }
     }
@@ -80,7 +92,7 @@ public struct Keyring: Sendable {
     ///   default collection is locked; or another `KeyringError`.
     public func readAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
+        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             var result: [(item: KeyringItem, secret: Data)] = []
@@ -116,7 +128,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
         try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) in
-            try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+            try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                     if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
@@ -178,7 +190,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
         return try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) -> InsertOutcome in
-            try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> InsertOutcome in
+            try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
                 try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                     if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
                     let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
@@ -217,7 +229,7 @@ public struct Keyring: Sendable {
 
     func delete(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             for item in items { try call.deleteItem(at: item.objectPath) }
@@ -230,8 +242,11 @@ public struct Keyring: Sendable {
     /// - Returns: the secret bytes, or nil when the item no longer exists.
     /// - Throws: `KeyringError.locked(itemExists: true)` when its collection is locked, or another `KeyringError`.
     public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
-        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
-            if item.isLocked { throw .locked(itemExists: true) }
+        try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> Data? in
+            // The item was locked when searched; it may have been unlocked since (by a prompt too).
+            if item.isLocked, try call.properties(at: item.objectPath, isLocked: false)?.isLocked != false {
+                throw .locked(itemExists: true)
+            }
             return try call.secretOfExistingItem(at: item.objectPath)?.bytes
         }
     }
@@ -240,7 +255,7 @@ public struct Keyring: Sendable {
     /// - Parameter item: an item returned by `search(_:)`.
     /// - Throws: `KeyringError.locked` when its collection is locked, or another `KeyringError`.
     public func delete(item: KeyringItem) throws(KeyringError) {
-        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+        try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             do throws(KeyringError) {
                 try call.deleteItem(at: item.objectPath)
             } catch {
