@@ -1,5 +1,6 @@
 import Foundation
 import Keyring
+import Synchronization
 import Testing
 
 /// Unlocking on demand against the real gnome-keyring, whose unlock prompts go to gcr's mock
@@ -106,9 +107,13 @@ struct UnlockPromptTests {
             try lockKeyring()
             try promptAnswer("hang")
             let daemon = try keyringCtl("pid")
-            let task = Task { try await store.object(forKey: .valueData) }
-            // Cancel once the mock holds the prompt (its queued answer is taken).
-            while try promptStatus().expecting { try await Task.sleep(for: .milliseconds(20)) }
+            let finished = Mutex(false)
+            let task = Task {
+                defer { finished.withLock { $0 = true } }
+                return try await store.object(forKey: .valueData)
+            }
+            // Cancel once the mock holds the prompt (its queued answer is taken), or the call ended.
+            while try promptStatus().expecting, !finished.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
             task.cancel()
             let result = await task.result
             #expect(throws: KeyringError.cancelled) { try result.get() }

@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static gint unexpected = 0;
 
@@ -32,6 +33,29 @@ on_log (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointe
 	if ((level & G_LOG_LEVEL_CRITICAL) && message && strstr (message, "but not expected"))
 		g_atomic_int_inc (&unexpected);
 	fprintf (stderr, "mock-prompter: %s\n", message ? message : "");
+}
+
+static void
+on_bus_closed (GDBusConnection *connection, gboolean remote_peer_vanished, GError *error, gpointer data)
+{
+	_exit (0);
+}
+
+/* Ends this process when the session bus goes away (scripts/with-keyring's dbus-run-session
+ * ended), so a helper whose keyring-ctl never stopped it does not linger. */
+static gpointer
+watch_bus (gpointer data)
+{
+	GMainContext *context = g_main_context_new ();
+	g_main_context_push_thread_default (context);
+	GDBusConnection *connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, NULL);
+	if (connection == NULL)
+		_exit (0);
+	g_dbus_connection_set_exit_on_close (connection, FALSE);
+	g_signal_connect (connection, "closed", G_CALLBACK (on_bus_closed), NULL);
+	for (;;)
+		g_main_context_iteration (context, TRUE);
+	return NULL;
 }
 
 int
@@ -50,6 +74,7 @@ main (int argc, char **argv)
 		fprintf (stderr, "mock-prompter: could not start the mock prompter\n");
 		return 69;
 	}
+	g_thread_unref (g_thread_new ("bus-watch", watch_bus, NULL));
 	printf ("%s\n", name);
 	fflush (stdout);
 
