@@ -55,7 +55,12 @@ extension ServiceCall {
         let subscription = g_dbus_connection_signal_subscribe(
             connection, owner, Self.promptInterface, "Completed", prompt, nil, G_DBUS_SIGNAL_FLAGS_NONE, promptCompleted,
             Unmanaged.passRetained(wait).toOpaque(), releaseWait)
-        defer { g_dbus_connection_signal_unsubscribe(connection, subscription) }
+        defer {
+            g_dbus_connection_signal_unsubscribe(connection, subscription)
+            // GDBus frees the subscription's data from an idle on this context: run it (and
+            // anything else queued there) before the context goes, as libsecret does.
+            while g_main_context_iteration(context, 0) != 0 {}
+        }
         // Cancellation (the caller's, or ServiceCall's deadline timer) wakes the wait.
         let wakeup = g_cancellable_connect(cancellable, wakeContext, UnsafeMutableRawPointer(context), nil)
         defer { g_cancellable_disconnect(cancellable, wakeup) }
