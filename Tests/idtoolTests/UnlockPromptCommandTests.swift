@@ -114,4 +114,19 @@ struct UnlockPromptCommandTests {
             #expect(try Idtool.run(["item", "get", id]).stdoutText == "v")
         }
     }
+
+    @Test("a prompt nobody answers: --timeout ends the command with 75, saying so")
+    func unanswered() throws {
+        try Idtool.requireTestKeyring()
+        try Idtool.withMockPrompter {
+            let id = Idtool.uniqueIdentifier()
+            #expect(try Idtool.run(["item", "set", id], stdin: Data("v".utf8)).status == 0)
+            try Idtool.ctl("lock")
+            try Idtool.ctl("prompt-answer", "hang")
+            let run = try Idtool.run(["item", "get", id, "--timeout", "1"])
+            #expect(run.status == 75, "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            run.expectOneLineError(containing: "nobody answered the unlock dialog")
+        }
+    }
 }
