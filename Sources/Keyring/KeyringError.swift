@@ -5,7 +5,7 @@
 ///
 /// ```swift
 /// do { _ = try store.object(forKey: .valueData) }
-/// catch KeyringError.locked { /* ask the user to unlock, then retry */ }
+/// catch KeyringError.locked { /* the unlock dialog was dismissed (or unlock: .never): retry later */ }
 /// ```
 public enum KeyringError: Error, Sendable, Equatable {
     /// No D-Bus session bus could be reached (no `DBUS_SESSION_BUS_ADDRESS`, a stale socket, a closed connection).
