@@ -107,7 +107,8 @@ public struct SecretStore: Sendable {
     /// - Returns: the item and its secret bytes, or nil when there is none.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
     public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) { call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
+        try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
+            call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
             try call.readFirst(try call.search(searchAttributes).filter(owns)).map { ($0.item, $0.bytes) }
         }
     }

@@ -104,14 +104,14 @@ extension IdentifierResolver {
             // The oldest identifier wins: by the second it was first made (a copy restored from a
             // backup keeps that time; other clients' items have whole seconds), then as every
             // reader orders items.
-            let all = try budget.call(mayPrompt: mayPrompt) { keyring throws(KeyringError) in
+            let found = try budget.call(mayPrompt: mayPrompt) { keyring throws(KeyringError) in
                 try keyring.readAll(scope.keyringAttributes)
             }
-                .sorted { lhs, rhs in
-                    let left = (Self.identifierCreated(lhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
-                    let right = (Self.identifierCreated(rhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
-                    return left != right ? left < right : KeyringItem.isOlder(lhs.item, rhs.item)
-                }
+            let all = found.sorted { lhs, rhs in
+                let left = (Self.identifierCreated(lhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
+                let right = (Self.identifierCreated(rhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
+                return left != right ? left < right : KeyringItem.isOlder(lhs.item, rhs.item)
+            }
             guard let first = all.first else { return .absent(reset: ResetRecord()) }
             noteKeyringServed()
             guard case .success(let value) = IdentifierText.normalize(first.secret) else {
