@@ -213,4 +213,35 @@ static inline KRFileCheck kr_keyring_file_check(const guint8 *data, gsize length
     return result;
 }
 
+// Unlocking (Sources/Keyring/Internals/Unlock.swift).
+
+/// `(ao)` with one object path, for Service.Unlock.
+static inline GVariant *kr_variant_objpath_array_tuple(const char *path) {
+    const gchar *paths[] = { path, NULL };
+    return g_variant_new("(^ao)", paths);
+}
+
+/// The object path out of an `(o)` reply (ReadAlias); NULL for another shape. Free with g_free.
+static inline gchar *kr_variant_tuple_objpath(GVariant *reply) {
+    const gchar *path = NULL;
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(o)"))) return NULL;
+    g_variant_get(reply, "(&o)", &path);
+    return g_strdup(path);
+}
+
+/// The prompt path out of an Unlock reply, `(aoo)`; NULL for another shape. Free with g_free.
+static inline gchar *kr_unlock_reply_prompt(GVariant *reply) {
+    const gchar *prompt = NULL;
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(aoo)"))) return NULL;
+    g_variant_get(reply, "(@ao&o)", NULL, &prompt);
+    return g_strdup(prompt);
+}
+
+/// Whether a Prompt.Completed signal, `(bv)`, says dismissed; a malformed one counts as dismissed.
+static inline gboolean kr_prompt_completed_dismissed(GVariant *parameters) {
+    gboolean dismissed = TRUE;
+    if (parameters && g_variant_is_of_type(parameters, G_VARIANT_TYPE("(bv)"))) g_variant_get(parameters, "(b@v)", &dismissed, NULL);
+    return dismissed;
+}
+
 #endif

@@ -72,7 +72,8 @@ public struct IdentifierResolver: Sendable {
     ///   - scope: an app's or a vendor group's identifier.
     ///   - policy: how a new identifier is made.
     ///   - migrations: legacy sources, tried in order when no store holds an identifier.
-    ///   - keyring: the keyring to use (it sets the timeout), or nil for the backup file alone.
+    ///   - keyring: the keyring to use (it sets the timeout and whether to prompt to unlock; a
+    ///     backup that holds the identifier is served without prompting), or nil for the backup file alone.
     ///   - backup: where the backup file lives.
     ///   - lockDirectories: where the first-run lock may live, in order of preference; nil means
     ///     `$XDG_RUNTIME_DIR/keyring-identity`, then the backup directory.

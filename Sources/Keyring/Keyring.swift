@@ -13,30 +13,45 @@ import Foundation
 ///
 /// Calls block the calling thread for at most `timeout`. Use the `async` variants from Swift
 /// concurrency; they run the blocking work on their own thread.
+///
+/// A read, write or delete that meets a locked keyring asks the Secret Service to unlock it,
+/// which shows the desktop's unlock dialog, as libsecret does (`unlock: .prompt`). The user's
+/// answer is awaited within `timeout`. `Keyring(unlock: .never)` fails with
+/// `KeyringError.locked` instead. `search(_:)` and `status()` never prompt.
 public struct Keyring: Sendable {
-    /// A keyring with the default 25-second timeout (the D-Bus default).
+    /// A keyring with the default 25-second timeout (the D-Bus default) that prompts to unlock.
     public static let `default` = Keyring()
 
     /// The most time one operation may take before it fails with `KeyringError.timedOut`.
+    /// A wait for the unlock dialog counts against it.
     public var timeout: Duration
 
     /// Where the items live: the Secret Service, or libsecret's file backend (sandboxed apps).
     /// `.automatic` chooses as libsecret does, from the environment, at each call.
     public var backend: KeyringBackend = .automatic
 
+    /// Whether a call that meets a locked keyring asks the user to unlock it.
+    public var unlock: UnlockPolicy
+
     /// Creates a handle on the session's Secret Service. Nothing is contacted until the first call.
-    /// - Parameter timeout: the most time one operation may take.
-    public init(timeout: Duration = .seconds(25)) {
+    /// - Parameters:
+    ///   - timeout: the most time one operation may take, a wait for the unlock dialog included.
+    ///   - unlock: `.prompt` (the default) to ask the user to unlock a locked keyring, `.never` to fail with `.locked`.
+    public init(timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) {
         self.timeout = timeout
+        self.unlock = unlock
     }
 
     /// Creates a handle on the given backend. Nothing is read until the first call.
     /// - Parameters:
     ///   - backend: `.automatic` (as libsecret chooses), `.secretService` or `.file`.
-    ///   - timeout: the most time one operation may take.
-    public init(backend: KeyringBackend, timeout: Duration = .seconds(25)) {
+    ///   - timeout: the most time one operation may take, a wait for the unlock dialog included.
+    ///   - unlock: whether to ask the user to unlock a locked Secret Service keyring (the file
+    ///     backend has no locked state).
+    public init(backend: KeyringBackend, timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) {
         self.timeout = timeout
         self.backend = backend
+        self.unlock = unlock
     }
 
     /// Every item whose attributes include `attributes`, locked ones too, oldest first.
@@ -68,7 +83,7 @@ public struct Keyring: Sendable {
     func lookup(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try fileReadAll(attributes, cancellation: cancellation).first?.secret }
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
             try call.lookup(attributes)
         }
     }
@@ -84,7 +99,7 @@ public struct Keyring: Sendable {
     func firstItem(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try fileReadAll(attributes, cancellation: cancellation).first }
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
             try call.readFirst(try call.search(attributes)).map { ($0.item, $0.bytes) }
         }
     }
@@ -98,7 +113,7 @@ public struct Keyring: Sendable {
     public func readAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try fileReadAll(attributes, cancellation: nil) }
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
+        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             var result: [(item: KeyringItem, secret: Data)] = []
@@ -135,7 +150,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(contentType, what: "the content type")
         if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label, cancellation: cancellation) }
         try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) in
-            try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+            try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                     if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
@@ -199,7 +214,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(contentType, what: "the content type")
         if usesFileBackend { return try fileInsertIfAbsent(secret, attributes: attributes, matching: matching, label: label) }
         return try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) -> InsertOutcome in
-            try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> InsertOutcome in
+            try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
                 try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                     if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
                     let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
@@ -243,7 +258,7 @@ public struct Keyring: Sendable {
     func delete(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try fileDelete(attributes, cancellation: cancellation) }
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             for item in items { try call.deleteItem(at: item.objectPath) }
@@ -257,8 +272,11 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked(itemExists: true)` when its collection is locked, or another `KeyringError`.
     public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
         if usesFileBackend { return try fileSecret(of: item) }
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
-            if item.isLocked { throw .locked(itemExists: true) }
+        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> Data? in
+            // The item was locked when searched; it may have been unlocked since (by a prompt too).
+            if item.isLocked, try call.properties(at: item.objectPath, isLocked: false)?.isLocked != false {
+                throw .locked(itemExists: true)
+            }
             return try call.secretOfExistingItem(at: item.objectPath)?.bytes
         }
     }
@@ -268,7 +286,7 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked` when its collection is locked, or another `KeyringError`.
     public func delete(item: KeyringItem) throws(KeyringError) {
         if usesFileBackend { return try fileDelete(item: item) }
-        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             do throws(KeyringError) {
                 try call.deleteItem(at: item.objectPath)
             } catch {

@@ -5,15 +5,16 @@
 ///
 /// ```swift
 /// do { _ = try store.object(forKey: .valueData) }
-/// catch KeyringError.locked { /* ask the user to unlock, then retry */ }
+/// catch KeyringError.locked { /* the unlock dialog was dismissed (or unlock: .never): retry later */ }
 /// ```
 public enum KeyringError: Error, Sendable, Equatable {
     /// No D-Bus session bus could be reached (no `DBUS_SESSION_BUS_ADDRESS`, a stale socket, a closed connection).
     case noSessionBus(detail: String)
     /// The session bus has no Secret Service provider (`org.freedesktop.secrets` has no owner and none can be activated).
     case noSecretService
-    /// The collection is locked. `itemExists` is true when a matching item was seen but cannot be read.
-    case locked(itemExists: Bool)
+    /// The collection is locked. `itemExists` is true when a matching item was seen but cannot be
+    /// read; `unlock` says whether the user was asked to unlock it and what came of that.
+    case locked(itemExists: Bool, unlock: UnlockOutcome = .notAsked)
     /// The Secret Service has no default collection to store items in.
     case noDefaultCollection
     /// The operation did not finish within the configured timeout.
@@ -46,9 +47,18 @@ extension KeyringError: CustomStringConvertible {
         case .noSecretService:
             return
                 "no Secret Service on the session bus: install and start gnome-keyring, KWallet or KeePassXC with its Secret Service enabled"
-        case .locked(let itemExists):
+        case .locked(let itemExists, let unlock):
             let what = itemExists ? "the item exists but its keyring is locked" : "the keyring is locked"
-            return "\(what): unlock it by logging in to the desktop session (or with your keyring manager), then retry"
+            switch unlock {
+            case .notAsked:
+                return "\(what): unlock it by logging in to the desktop session (or with your keyring manager), then retry"
+            case .dismissed:
+                return
+                    "\(what) and the unlock was dismissed (cancelled, or no unlock dialog could be shown): retry and enter the keyring password, or unlock it with your keyring manager"
+            case .unanswered:
+                return
+                    "\(what) and nobody answered the unlock dialog in time: retry and enter the keyring password, or unlock it with your keyring manager"
+            }
         case .noDefaultCollection:
             return "the Secret Service has no default keyring: create one (e.g. the login keyring in Seahorse), then retry"
         case .timedOut(let seconds):

@@ -22,6 +22,10 @@ import Foundation
 ///
 /// An access group is a namespace, not a wall: any process of the same user can read an
 /// unlocked collection, and attributes travel and rest as plain text.
+///
+/// A locked keyring is unlocked on demand, through the desktop's unlock dialog, as `keyring`'s
+/// `unlock` policy says: pass `keyring: Keyring(unlock: .never)` to fail with
+/// `KeyringError.locked` instead.
 public struct SecretStore: Sendable {
     /// The item's identifier, stored as the `service` attribute.
     public let identifier: String
@@ -37,7 +41,7 @@ public struct SecretStore: Sendable {
     /// - Parameters:
     ///   - identifier: the item's identifier (`service` attribute); must not be empty.
     ///   - accessGroup: a namespace for the item, or nil for none; must not be empty when given.
-    ///   - keyring: the keyring to use, which sets the timeout.
+    ///   - keyring: the keyring to use, which sets the timeout and whether to prompt to unlock.
     /// - Throws: `KeyringError.invalidArgument` for an empty identifier or group, or a NUL byte.
     public init(identifier: String, accessGroup: String? = nil, keyring: Keyring = .default) throws(KeyringError) {
         if identifier.isEmpty { throw .invalidArgument("the identifier is empty") }
@@ -104,7 +108,8 @@ public struct SecretStore: Sendable {
     /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
     public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
         if keyring.usesFileBackend { return try fileStoredItem(cancellation: nil) }
-        return try ServiceCall.run(timeout: keyring.timeout) { call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
+        return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
+            call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
             try call.readFirst(try call.search(searchAttributes).filter(owns)).map { ($0.item, $0.bytes) }
         }
     }
@@ -172,7 +177,7 @@ extension SecretStore {
 
     func data(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> Data? {
         if keyring.usesFileBackend { return try fileData(forKey: key, cancellation: cancellation) }
-        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
             if key == .valueData { return try readValue(call) }
             let items = try call.search(searchAttributes).filter(owns)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
@@ -221,7 +226,7 @@ extension SecretStore {
         }
         if keyring.usesFileBackend { return try fileWrite(payload, forKey: key, cancellation: cancellation) }
         try ProcessCreationLock.with(until: ContinuousClock.now + keyring.timeout) { () throws(KeyringError) in
-            try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+            try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
                 // First write: the creation lock (shared by every client of the keyring) means two
                 // processes never create two items.
@@ -269,7 +274,7 @@ extension SecretStore {
 
     func reset(cancellation: Cancellation?) throws(KeyringError) {
         if keyring.usesFileBackend { return try fileReset(cancellation: cancellation) }
-        try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
             let items = try call.search(searchAttributes).filter(owns)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             guard let target = items.first else { return }

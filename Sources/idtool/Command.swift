@@ -9,7 +9,8 @@ import Foundation
 /// One parsed idtool invocation. `CommandLineParser.parse` makes it; `main` runs it.
 ///
 /// Every option is resolved here: defaults are filled in (`--app` from `IDTOOL_APP`, else
-/// "idtool"; `--timeout` 10 s), and values are validated, so runners need no further checks.
+/// "idtool"; `--timeout` 10 s; `unlock` `.prompt`, `.never` with `--no-prompt`), and values are
+/// validated, so runners need no further checks.
 enum Command: Equatable, Sendable {
     /// `--help`/`-h`: print the usage of `topic` to stdout, exit 0.
     case help(HelpTopic)
@@ -17,13 +18,13 @@ enum Command: Equatable, Sendable {
     case version
 
     /// `idtool get`: print the app's identifier, creating it when it is proven absent.
-    case get(app: String, vendor: String?, json: Bool, timeout: Duration)
+    case get(app: String, vendor: String?, json: Bool, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool show`: print the app's identifier without ever creating one.
-    case show(app: String, vendor: String?, json: Bool, timeout: Duration)
+    case show(app: String, vendor: String?, json: Bool, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool reset`: remove the app's identifier.
-    case reset(app: String, vendor: String?, timeout: Duration)
+    case reset(app: String, vendor: String?, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool migrate`: adopt a legacy identifier from `source`. `--app` is required here.
-    case migrate(app: String, source: MigrationSource, dryRun: Bool, removeLegacy: Bool, timeout: Duration)
+    case migrate(app: String, source: MigrationSource, dryRun: Bool, removeLegacy: Bool, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool derive`: the app-specific machine ID for `appKey`; `uuid` asks for the dashed form.
     case derive(appKey: UUID, uuid: Bool)
 
@@ -31,11 +32,11 @@ enum Command: Equatable, Sendable {
     case doctor(json: Bool, timeout: Duration)
 
     /// `idtool item get`: write one key of an item to stdout, byte for byte.
-    case itemGet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration)
+    case itemGet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool item set`: read one key of an item from stdin, byte for byte.
-    case itemSet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration)
+    case itemSet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool item reset`: remove an item.
-    case itemReset(identifier: String, group: String?, timeout: Duration)
+    case itemReset(identifier: String, group: String?, timeout: Duration, unlock: UnlockPolicy = .prompt)
 }
 
 /// Where `idtool migrate --from` finds a legacy identifier.

@@ -14,21 +14,21 @@ enum IdentityCommands {
     static func run(_ command: Command) -> Int32 {
         do throws(IdentityError) {
             switch command {
-            case .get(let app, let vendor, let json, let timeout):
-                let resolution = try resolver(app: app, vendor: vendor, timeout: timeout).resolve()
+            case .get(let app, let vendor, let json, let timeout, let unlock):
+                let resolution = try resolver(app: app, vendor: vendor, timeout: timeout, unlock: unlock).resolve()
                 printNotices(resolution)
                 guard Output.print(json ? self.json(resolution).serialized + "\n" : resolution.value + "\n") else {
                     Output.error("cannot write to stdout: check where the output goes")
                     return ExitCode.software.rawValue
                 }
                 return ExitCode.ok.rawValue
-            case .show(let app, let vendor, let json, let timeout):
-                return show(try resolver(app: app, vendor: vendor, timeout: timeout), json: json)
-            case .reset(let app, let vendor, let timeout):
-                try resolver(app: app, vendor: vendor, timeout: timeout).reset()
+            case .show(let app, let vendor, let json, let timeout, let unlock):
+                return show(try resolver(app: app, vendor: vendor, timeout: timeout, unlock: unlock), json: json)
+            case .reset(let app, let vendor, let timeout, let unlock):
+                try resolver(app: app, vendor: vendor, timeout: timeout, unlock: unlock).reset()
                 return ExitCode.ok.rawValue
-            case .migrate(let app, let source, let dryRun, let removeLegacy, let timeout):
-                return try migrate(app: app, source: source, dryRun: dryRun, removeLegacy: removeLegacy, timeout: timeout)
+            case .migrate(let app, let source, let dryRun, let removeLegacy, let timeout, let unlock):
+                return try migrate(app: app, source: source, dryRun: dryRun, removeLegacy: removeLegacy, timeout: timeout, unlock: unlock)
             case .derive(let appKey, let uuid):
                 return derive(appKey: appKey, uuid: uuid)
             default:
@@ -52,10 +52,12 @@ enum IdentityCommands {
         }
     }
 
-    static func resolver(app: String, vendor: String?, timeout: Duration, migrations: [DeviceIdentity.MigrationSource] = [])
+    static func resolver(
+        app: String, vendor: String?, timeout: Duration, unlock: UnlockPolicy, migrations: [DeviceIdentity.MigrationSource] = []
+    )
         throws(IdentityError) -> IdentifierResolver
     {
-        let keyring = Keyring(timeout: timeout)
+        let keyring = Keyring(timeout: timeout, unlock: unlock)
         if let vendor {
             _ = try IdentifierResolver(appID: app, vendorGroup: vendor)  // validates both names
             return try IdentifierResolver(scope: .vendor(vendor), migrations: migrations, keyring: keyring)
@@ -116,7 +118,7 @@ enum IdentityCommands {
     }
 
     static func migrate(
-        app: String, source: MigrationSource, dryRun: Bool, removeLegacy: Bool, timeout: Duration
+        app: String, source: MigrationSource, dryRun: Bool, removeLegacy: Bool, timeout: Duration, unlock: UnlockPolicy
     ) throws(IdentityError) -> Int32 {
         let legacy: DeviceIdentity.MigrationSource
         switch source {
@@ -124,7 +126,7 @@ enum IdentityCommands {
         case .file(let path): legacy = .file(path, removeAfterMigration: removeLegacy)
         case .machineID: legacy = .machineID()
         }
-        let report = try resolver(app: app, vendor: nil, timeout: timeout, migrations: [legacy]).migrate(dryRun: dryRun)
+        let report = try resolver(app: app, vendor: nil, timeout: timeout, unlock: unlock, migrations: [legacy]).migrate(dryRun: dryRun)
         switch report.outcome {
         case .destinationHadIdentifier:
             Output.error("notice: \(app) already has an identifier; migration never overwrites it")

@@ -32,26 +32,26 @@ extension CommandLineParser {
             }
         }
         switch command {
-        case .get(let app, let vendor, _, _):
+        case .get(let app, let vendor, _, _, _):
             try check(app, "--app", .get, .usage)
             try check(vendor, "--vendor", .get, .usage)
-        case .show(let app, let vendor, _, _):
+        case .show(let app, let vendor, _, _, _):
             try check(app, "--app", .show, .usage)
             try check(vendor, "--vendor", .show, .usage)
-        case .reset(let app, let vendor, _):
+        case .reset(let app, let vendor, _, _):
             try check(app, "--app", .reset, .usage)
             try check(vendor, "--vendor", .reset, .usage)
-        case .migrate(let app, let source, _, _, _):
+        case .migrate(let app, let source, _, _, _, _):
             try check(app, "--app", .migrate, .usage)
             // SOURCE arrives as "file:…"/"keyring:…", alone or as --from=…; no other argument carries it.
             _ = source
             if notUTF8.contains(where: { $0.contains("file:") || $0.contains("keyring:") }) {
                 throw UsageError(message: "the --from source is not valid UTF-8", topic: .migrate, status: .dataError)
             }
-        case .itemGet(let identifier, let group, _, _), .itemSet(let identifier, let group, _, _):
+        case .itemGet(let identifier, let group, _, _, _), .itemSet(let identifier, let group, _, _, _):
             try check(identifier, "the identifier", .item, .dataError)
             try check(group, "--group", .item, .dataError)
-        case .itemReset(let identifier, let group, _):
+        case .itemReset(let identifier, let group, _, _):
             try check(identifier, "the identifier", .itemReset, .dataError)
             try check(group, "--group", .itemReset, .dataError)
         case .help, .version, .derive, .doctor:

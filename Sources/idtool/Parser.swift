@@ -46,21 +46,22 @@ enum CommandLineParser {
             return .version
         case "get", "show", "reset":
             let topic = HelpTopic(rawValue: first)!
-            var options: Set<String> = ["--app", "--vendor", "--timeout"]
+            var options: Set<String> = ["--app", "--vendor", "--timeout", "--no-prompt"]
             if topic != .reset { options.insert("--json") }
             guard let scan = try Scan(rest, options: options, positionals: [], topic: topic) else { return .help(topic) }
             let app = try scan.app(environment)
             let vendor = try scan.nonEmpty("--vendor")
             let timeout = try scan.timeout()
             switch topic {
-            case .get: return .get(app: app, vendor: vendor, json: scan.has("--json"), timeout: timeout)
-            case .show: return .show(app: app, vendor: vendor, json: scan.has("--json"), timeout: timeout)
-            default: return .reset(app: app, vendor: vendor, timeout: timeout)
+            case .get: return .get(app: app, vendor: vendor, json: scan.has("--json"), timeout: timeout, unlock: scan.unlock)
+            case .show: return .show(app: app, vendor: vendor, json: scan.has("--json"), timeout: timeout, unlock: scan.unlock)
+            default: return .reset(app: app, vendor: vendor, timeout: timeout, unlock: scan.unlock)
             }
         case "migrate":
             guard
                 let scan = try Scan(
-                    rest, options: ["--app", "--from", "--dry-run", "--remove-legacy", "--timeout"], positionals: [], topic: .migrate)
+                    rest, options: ["--app", "--from", "--dry-run", "--remove-legacy", "--timeout", "--no-prompt"], positionals: [],
+                    topic: .migrate)
             else { return .help(.migrate) }
             guard scan.values["--app"] != nil else {
                 throw UsageError(message: "migrate needs --app APP", topic: .migrate)
@@ -70,7 +71,7 @@ enum CommandLineParser {
             }
             return .migrate(
                 app: try scan.app(environment), source: try parseSource(from), dryRun: scan.has("--dry-run"),
-                removeLegacy: scan.has("--remove-legacy"), timeout: try scan.timeout())
+                removeLegacy: scan.has("--remove-legacy"), timeout: try scan.timeout(), unlock: scan.unlock)
         case "derive":
             guard let scan = try Scan(rest, options: ["--app-key", "--uuid"], positionals: [], topic: .derive) else {
                 return .help(.derive)
@@ -85,7 +86,8 @@ enum CommandLineParser {
             }
             return .derive(appKey: key, uuid: scan.has("--uuid"))
         case "doctor":
-            guard let scan = try Scan(rest, options: ["--json", "--timeout"], positionals: [], topic: .doctor) else {
+            // --no-prompt is accepted for uniformity: doctor only reports, it never prompts.
+            guard let scan = try Scan(rest, options: ["--json", "--timeout", "--no-prompt"], positionals: [], topic: .doctor) else {
                 return .help(.doctor)
             }
             return .doctor(json: scan.has("--json"), timeout: try scan.timeout())
@@ -109,19 +111,23 @@ enum CommandLineParser {
             return .help(.item)
         case "get", "set":
             let topic: HelpTopic = sub == "get" ? .itemGet : .itemSet
-            guard let scan = try Scan(rest, options: ["--group", "--key", "--timeout"], positionals: ["IDENTIFIER"], topic: topic)
+            guard
+                let scan = try Scan(
+                    rest, options: ["--group", "--key", "--timeout", "--no-prompt"], positionals: ["IDENTIFIER"], topic: topic)
             else { return .help(topic) }
             let identifier = try scan.identifier()
             let group = try scan.nonEmpty("--group")
             let key = try scan.key()
             let timeout = try scan.timeout()
             return sub == "get"
-                ? .itemGet(identifier: identifier, group: group, key: key, timeout: timeout)
-                : .itemSet(identifier: identifier, group: group, key: key, timeout: timeout)
+                ? .itemGet(identifier: identifier, group: group, key: key, timeout: timeout, unlock: scan.unlock)
+                : .itemSet(identifier: identifier, group: group, key: key, timeout: timeout, unlock: scan.unlock)
         case "reset":
-            guard let scan = try Scan(rest, options: ["--group", "--timeout"], positionals: ["IDENTIFIER"], topic: .itemReset)
+            guard
+                let scan = try Scan(rest, options: ["--group", "--timeout", "--no-prompt"], positionals: ["IDENTIFIER"], topic: .itemReset)
             else { return .help(.itemReset) }
-            return .itemReset(identifier: try scan.identifier(), group: try scan.nonEmpty("--group"), timeout: try scan.timeout())
+            return .itemReset(
+                identifier: try scan.identifier(), group: try scan.nonEmpty("--group"), timeout: try scan.timeout(), unlock: scan.unlock)
         default:
             if sub.hasPrefix("-") {
                 throw UsageError(message: "unknown option \(quoted(optionName(sub)))", topic: .item)
@@ -277,6 +283,9 @@ private struct Scan {
     }
 
     func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// `.never` with `--no-prompt`, else `.prompt`.
+    var unlock: UnlockPolicy { has("--no-prompt") ? .never : .prompt }
 
     func nonEmpty(_ option: String) throws(UsageError) -> String? {
         guard let value = values[option] else { return nil }

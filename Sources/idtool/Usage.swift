@@ -15,7 +15,9 @@ enum Usage {
         """
 
     static let common = """
-          --timeout SECONDS  give up on the keyring after this long (default 10; positive, at most 86400)
+          --timeout SECONDS  give up on the keyring after this long, a wait for its unlock dialog
+                             included (default 10; positive, at most 86400)
+          --no-prompt        never show the keyring's unlock dialog: a locked keyring exits 75 at once
           -h, --help         show this help
         """
 
@@ -28,15 +30,15 @@ enum Usage {
                 idtool: a stable per-app identifier and keyring items, kept in the Secret Service keyring.
 
                 Usage:
-                  idtool get     [--app APP] [--vendor GROUP] [--json] [--timeout SECONDS]
-                  idtool show    [--app APP] [--vendor GROUP] [--json] [--timeout SECONDS]
-                  idtool reset   [--app APP] [--vendor GROUP] [--timeout SECONDS]
-                  idtool migrate --app APP --from SOURCE [--dry-run] [--remove-legacy] [--timeout SECONDS]
+                  idtool get     [--app APP] [--vendor GROUP] [--json] [--timeout SECONDS] [--no-prompt]
+                  idtool show    [--app APP] [--vendor GROUP] [--json] [--timeout SECONDS] [--no-prompt]
+                  idtool reset   [--app APP] [--vendor GROUP] [--timeout SECONDS] [--no-prompt]
+                  idtool migrate --app APP --from SOURCE [--dry-run] [--remove-legacy] [--timeout SECONDS] [--no-prompt]
                   idtool derive  --app-key UUID [--uuid]
-                  idtool doctor  [--json] [--timeout SECONDS]
-                  idtool item get   IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS]
-                  idtool item set   IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS]  < VALUE
-                  idtool item reset IDENTIFIER [--group G] [--timeout SECONDS]
+                  idtool doctor  [--json] [--timeout SECONDS] [--no-prompt]
+                  idtool item get   IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS] [--no-prompt]
+                  idtool item set   IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS] [--no-prompt]  < VALUE
+                  idtool item reset IDENTIFIER [--group G] [--timeout SECONDS] [--no-prompt]
                   idtool --version
 
                 Run `idtool COMMAND --help` for one command's details.
@@ -48,7 +50,7 @@ enum Usage {
                 """
         case .get:
             body = """
-                Usage: idtool get [--app APP] [--vendor GROUP] [--json] [--timeout SECONDS]
+                Usage: idtool get [--app APP] [--vendor GROUP] [--json] [--timeout SECONDS] [--no-prompt]
 
                 Prints APP's identifier. Makes a new one only when every store proves it absent.
 
@@ -59,7 +61,7 @@ enum Usage {
                 """
         case .show:
             body = """
-                Usage: idtool show [--app APP] [--vendor GROUP] [--json] [--timeout SECONDS]
+                Usage: idtool show [--app APP] [--vendor GROUP] [--json] [--timeout SECONDS] [--no-prompt]
 
                 Prints APP's identifier and where it is kept. Never makes a new one.
 
@@ -70,7 +72,7 @@ enum Usage {
                 """
         case .reset:
             body = """
-                Usage: idtool reset [--app APP] [--vendor GROUP] [--timeout SECONDS]
+                Usage: idtool reset [--app APP] [--vendor GROUP] [--timeout SECONDS] [--no-prompt]
 
                 Removes APP's identifier; the next `idtool get` makes a new one.
 
@@ -80,7 +82,7 @@ enum Usage {
                 """
         case .migrate:
             body = """
-                Usage: idtool migrate --app APP --from SOURCE [--dry-run] [--remove-legacy] [--timeout SECONDS]
+                Usage: idtool migrate --app APP --from SOURCE [--dry-run] [--remove-legacy] [--timeout SECONDS] [--no-prompt]
 
                 Adopts a legacy identifier for APP. Never overwrites one that APP already has.
 
@@ -104,7 +106,7 @@ enum Usage {
                 """
         case .doctor:
             body = """
-                Usage: idtool doctor [--json] [--timeout SECONDS]
+                Usage: idtool doctor [--json] [--timeout SECONDS] [--no-prompt]
 
                 Checks what idtool needs: the session bus, the Secret Service, the default keyring and
                 whether it is unlocked, then the identity stores. Prints one line per check,
@@ -117,9 +119,9 @@ enum Usage {
         case .item:
             body = """
                 Usage:
-                  idtool item get   IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS]
-                  idtool item set   IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS]  < VALUE
-                  idtool item reset IDENTIFIER [--group G] [--timeout SECONDS]
+                  idtool item get   IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS] [--no-prompt]
+                  idtool item set   IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS] [--no-prompt]  < VALUE
+                  idtool item reset IDENTIFIER [--group G] [--timeout SECONDS] [--no-prompt]
 
                 Reads and writes keyring items as the SecretStore library does: attributes
                 service=IDENTIFIER, username=ACCOUNT and, with --group, access-group=G.
@@ -128,7 +130,7 @@ enum Usage {
                 """
         case .itemGet:
             body = """
-                Usage: idtool item get IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS]
+                Usage: idtool item get IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS] [--no-prompt]
 
                 Writes one key of the item to stdout, byte for byte, with nothing added.
                 Exits 1 with empty stdout when there is no such item (or it lacks that key).
@@ -139,7 +141,7 @@ enum Usage {
                 """
         case .itemSet:
             body = """
-                Usage: idtool item set IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS]  < VALUE
+                Usage: idtool item set IDENTIFIER [--group G] [--key KEY] [--timeout SECONDS] [--no-prompt]  < VALUE
 
                 Reads the new value from stdin, byte for byte (binary is fine for the value; a
                 trailing newline is kept, so prefer `printf %s`). Creates the item when absent.
@@ -152,7 +154,7 @@ enum Usage {
                 """
         case .itemReset:
             body = """
-                Usage: idtool item reset IDENTIFIER [--group G] [--timeout SECONDS]
+                Usage: idtool item reset IDENTIFIER [--group G] [--timeout SECONDS] [--no-prompt]
 
                 Removes the item. Removing an absent item succeeds.
 

@@ -134,19 +134,20 @@ struct ResolverKeyringTests {
         try keyringCtl("lock")
         defer { try? keyringCtl("restart") }
 
-        // With the backup: served from it, degraded.
+        // With the backup: served from it, degraded, without asking to unlock (notAsked).
         let withBackup = try fixture.resolver().resolve()
         #expect(withBackup.value == original)
         #expect(withBackup.provenance == .backup)
-        #expect(withBackup.keyringProblem == .locked(itemExists: true))
+        #expect(withBackup.keyringProblem == .locked(itemExists: true, unlock: .notAsked))
 
-        // Without a backup: an error, never a new value.
+        // Without a backup: an error, never a new value. The resolver asked to unlock; this
+        // harness has no prompter (no display), so gnome-keyring dismissed the prompt.
         let error = identityError { try fixture.resolver(backup: false).resolve() }
-        #expect(error == .keyring(.locked(itemExists: true)))
+        #expect(error == .keyring(.locked(itemExists: true, unlock: .dismissed)))
 
         // A brand-new app in a locked keyring is not a proven absence either.
         let brandNew = identityError { try fresh.resolver().resolve() }
-        #expect(brandNew == .keyring(.locked(itemExists: false)))
+        #expect(brandNew == .keyring(.locked(itemExists: false, unlock: .dismissed)))
         #expect(!FileManager.default.fileExists(atPath: fresh.backupPath))
 
         try keyringCtl("restart")

@@ -108,3 +108,23 @@ func identityError<T>(sourceLocation: SourceLocation = #_sourceLocation, _ body:
 func isUUIDv4(_ text: String) -> Bool {
     text.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", options: .regularExpression) != nil
 }
+
+// MARK: - Unlock prompts
+
+/// scripts/keyring-ctl with arguments (prompter on, prompt-answer ok, prompt-status); its stdout.
+@discardableResult
+func keyringCtl(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    let out = try run(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, arguments)
+    try #require(out.status == 0, "keyring-ctl \(arguments) failed: \(out.stderr)", sourceLocation: sourceLocation)
+    return out.text.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// Runs `body` with gcr's mock prompter answering gnome-keyring's unlock prompts; afterwards the
+/// daemon runs unlocked and without it.
+func withMockPrompter(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) throws {
+    try keyringCtl(["prompter", "on"], sourceLocation: sourceLocation)
+    defer {
+        do { try keyringCtl(["prompter", "off"]) } catch { Issue.record("could not stop the mock prompter: \(error)") }
+    }
+    try body()
+}

@@ -3,7 +3,8 @@ import Keyring
 import Testing
 
 /// A locked keyring is never reported as empty. Each test locks the shared daemon and restarts
-/// it unlocked in a defer, even when an expectation fails.
+/// it unlocked in a defer, even when an expectation fails. The handles never prompt
+/// (`unlock: .never`): unlocking on demand is UnlockPromptTests' subject.
 @Suite("Locked is not absent")
 struct LockedKeyringTests {
     @Test("locked keyring reports locked, never nil; nothing is written or deleted; the value survives")
@@ -11,8 +12,9 @@ struct LockedKeyringTests {
         try requireTestKeyring()
         let id = uniqueID("locked")
         let secret = uniqueSecret()
-        let store = try SecretStore(identifier: id)
-        let unknown = try SecretStore(identifier: uniqueID("locked-unknown"))
+        let keyring = Keyring(unlock: .never)
+        let store = try SecretStore(identifier: id, keyring: keyring)
+        let unknown = try SecretStore(identifier: uniqueID("locked-unknown"), keyring: keyring)
         try store.setObject(secret, forKey: .valueData)
         try store.setObject("alice", forKey: .account)
 
@@ -39,12 +41,12 @@ struct LockedKeyringTests {
         #expect(status.problem == .locked(itemExists: false))
 
         // Lower-level Keyring: search still lists the item, marked locked; lookup throws.
-        let found = try Keyring.default.search(["service": id])
+        let found = try keyring.search(["service": id])
         #expect(found.count == 1)
         #expect(found.first?.isLocked == true)
-        #expect(keyringError { try Keyring.default.lookup(["service": id]) } == .locked(itemExists: true))
-        #expect(keyringError { try Keyring.default.lookup(["service": unknown.identifier]) } == .locked(itemExists: false))
-        #expect(keyringError { try Keyring.default.delete(["service": id]) } == .locked(itemExists: true))
+        #expect(keyringError { try keyring.lookup(["service": id]) } == .locked(itemExists: true))
+        #expect(keyringError { try keyring.lookup(["service": unknown.identifier]) } == .locked(itemExists: false))
+        #expect(keyringError { try keyring.delete(["service": id]) } == .locked(itemExists: true))
 
         try keyringCtl("restart")
         #expect(Keyring.default.status().isLocked == false)
@@ -58,14 +60,14 @@ struct LockedKeyringTests {
     @Test("async reads of a locked keyring throw locked too")
     func asyncLocked() async throws {
         try requireTestKeyring()
-        let store = try SecretStore(identifier: uniqueID("locked-async"))
+        let store = try SecretStore(identifier: uniqueID("locked-async"), keyring: Keyring(unlock: .never))
         try await store.setObject("v", forKey: .valueData)
         try lockKeyring()
         defer { restartKeyring() }
         #expect(await keyringError { try await store.object(forKey: .valueData) } == .locked(itemExists: true))
         #expect(await keyringError { try await store.data(forKey: .valueData) } == .locked(itemExists: true))
         #expect(await keyringError { try await store.reset() } == .locked(itemExists: true))
-        #expect(await keyringError { try await Keyring.default.lookup(["service": store.identifier]) } == .locked(itemExists: true))
+        #expect(await keyringError { try await Keyring(unlock: .never).lookup(["service": store.identifier]) } == .locked(itemExists: true))
         #expect(await Keyring.default.status().isLocked)
     }
 }

@@ -154,3 +154,51 @@ func restartKeyring() {
 
 /// The blocking status() (inside async functions the async overload would be chosen).
 func blockingStatus(_ keyring: Keyring = .default) -> ServiceStatus { keyring.status() }
+
+// MARK: - Unlock prompts
+
+/// scripts/keyring-ctl with arguments (prompter on, prompt-answer ok, ...).
+@discardableResult
+func keyringCtl(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    let output = try mustRun(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, arguments, sourceLocation: sourceLocation)
+    return output.text.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// The test provider's name (scripts/with-keyring --provider).
+var testProvider: String { ProcessInfo.processInfo.environment["KEYRING_PROVIDER"] ?? "gnome-keyring" }
+
+/// Only gnome-keyring can hand its unlock prompts to gcr's mock prompter (GNOME_KEYRING_TEST_PROMPTER).
+let mockPrompterNote: Comment = "needs gnome-keyring: only it sends unlock prompts to gcr's mock prompter"
+
+/// Runs `body` with gcr's mock prompter answering the daemon's unlock prompts, on a keyring
+/// that `body` locks itself; afterwards the daemon runs unlocked and without the mock again.
+func withMockPrompter(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) throws {
+    try keyringCtl(["prompter", "on"], sourceLocation: sourceLocation)
+    defer {
+        do { try keyringCtl(["prompter", "off"]) } catch { Issue.record("could not stop the mock prompter: \(error)") }
+    }
+    try body()
+}
+
+func withMockPrompter(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async throws {
+    try keyringCtl(["prompter", "on"], sourceLocation: sourceLocation)
+    defer {
+        do { try keyringCtl(["prompter", "off"]) } catch { Issue.record("could not stop the mock prompter: \(error)") }
+    }
+    try await body()
+}
+
+/// Queues the mock's answer to the next unlock prompt: "ok" (the keyring's password), "cancel" or "hang".
+func promptAnswer(_ answer: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    try keyringCtl(["prompt-answer", answer], sourceLocation: sourceLocation)
+}
+
+/// What the mock saw: whether a queued answer is still unused, and prompts that came unexpected.
+func promptStatus(sourceLocation: SourceLocation = #_sourceLocation) throws -> (expecting: Bool, unexpected: Int) {
+    let text = try keyringCtl(["prompt-status"], sourceLocation: sourceLocation)
+    let fields = Dictionary(uniqueKeysWithValues: text.split(separator: " ").compactMap { field -> (String, String)? in
+        let parts = field.split(separator: "=", maxSplits: 1)
+        return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+    })
+    return (fields["expecting"] == "yes", Int(fields["unexpected"] ?? "") ?? -1)
+}

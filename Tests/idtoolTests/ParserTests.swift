@@ -131,6 +131,23 @@ struct ParserTests {
         #expect(usageError("doctor", "--app", "x")?.topic == .doctor)
     }
 
+    @Test("--no-prompt on every keyring command means .never; the default is .prompt")
+    func noPrompt() throws {
+        #expect(try parse("get", "--no-prompt") == .get(app: "idtool", vendor: nil, json: false, timeout: ten, unlock: .never))
+        #expect(try parse("get") == .get(app: "idtool", vendor: nil, json: false, timeout: ten, unlock: .prompt))
+        #expect(try parse("show", "--no-prompt") == .show(app: "idtool", vendor: nil, json: false, timeout: ten, unlock: .never))
+        #expect(try parse("reset", "--no-prompt") == .reset(app: "idtool", vendor: nil, timeout: ten, unlock: .never))
+        #expect(
+            try parse("migrate", "--app", "a", "--from", "machine-id", "--no-prompt")
+                == .migrate(app: "a", source: .machineID, dryRun: false, removeLegacy: false, timeout: ten, unlock: .never))
+        #expect(try parse("item", "get", "id", "--no-prompt") == .itemGet(identifier: "id", group: nil, key: .valueData, timeout: ten, unlock: .never))
+        #expect(try parse("item", "set", "id", "--no-prompt") == .itemSet(identifier: "id", group: nil, key: .valueData, timeout: ten, unlock: .never))
+        #expect(try parse("item", "reset", "--no-prompt", "id") == .itemReset(identifier: "id", group: nil, timeout: ten, unlock: .never))
+        #expect(try parse("doctor", "--no-prompt") == .doctor(json: false, timeout: ten))
+        #expect(usageError("get", "--no-prompt=yes") != nil)
+        #expect(usageError("derive", "--app-key", String(repeating: "0", count: 32), "--no-prompt")?.topic == .derive)
+    }
+
     // MARK: item
 
     @Test("item get, set and reset take IDENTIFIER, --group, --key and --timeout")

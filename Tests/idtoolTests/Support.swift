@@ -105,3 +105,23 @@ extension Idtool.Run {
         #expect(status < 128, "idtool died from signal \(status - 128)", sourceLocation: sourceLocation)
     }
 }
+
+extension Idtool {
+    /// `scripts/keyring-ctl ARG...` (prompter on, prompt-answer ok, ...); fails the test unless it exits 0.
+    @discardableResult
+    static func ctl(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let run = try runProgram(packageRoot.appendingPathComponent("scripts/keyring-ctl"), arguments)
+        try #require(run.status == 0, "keyring-ctl \(arguments) failed: \(run.stderr)", sourceLocation: sourceLocation)
+        return run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs `body` with gcr's mock prompter answering gnome-keyring's unlock prompts
+    /// (keyring-ctl prompter on); afterwards the daemon runs unlocked and without it.
+    static func withMockPrompter(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) throws {
+        try ctl("prompter", "on", sourceLocation: sourceLocation)
+        defer {
+            do { try ctl("prompter", "off") } catch { Issue.record("could not stop the mock prompter: \(error)") }
+        }
+        try body()
+    }
+}

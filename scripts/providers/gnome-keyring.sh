@@ -4,6 +4,7 @@
 #   provider_session_args          extra dbus-run-session arguments (e.g. --config-file)
 #   provider_start                 start the provider unlocked; return once it serves
 #   provider_lock / provider_unlock
+#   provider_has_test_prompter=yes when provider_start honours keyring-ctl's mock prompter
 # keyring-ctl supplies stop/kill/restart/pid generically, through the owner of
 # org.freedesktop.secrets; a provider file may redefine stop() (it is sourced after it).
 provider_check() {
@@ -13,10 +14,18 @@ provider_check() {
 
 provider_session_args() { :; }
 
+# gnome-keyring sends its unlock prompts to the prompter named by GNOME_KEYRING_TEST_PROMPTER
+# instead of gcr-prompter (which needs a display).
+provider_has_test_prompter=yes
+
 provider_start() {
+  local prompter
+  prompter=$(prompter_name)
+  # Set only with a mock running: gnome-keyring takes even an empty value as a prompter's name.
   # No trailing newline: it would become part of the password.
   printf %s "${WITH_KEYRING_PASSWORD:?run under scripts/with-keyring}" |
-    gnome-keyring-daemon --daemonize --unlock --components=secrets >/dev/null
+    env ${prompter:+GNOME_KEYRING_TEST_PROMPTER=$prompter} \
+      gnome-keyring-daemon --daemonize --unlock --components=secrets >/dev/null
   wait_for yes
 }
 

@@ -97,18 +97,21 @@ extension IdentifierResolver {
         return (value, record)
     }
 
-    func readKeyring(_ budget: Budget) -> Decision.KeyringReading {
+    /// - Parameter mayPrompt: false to never show an unlock dialog, whatever the keyring's policy.
+    func readKeyring(_ budget: Budget, mayPrompt: Bool = true) -> Decision.KeyringReading {
         guard keyring != nil else { return .notUsed }
         do throws(KeyringError) {
             // The oldest identifier wins: by the second it was first made (a copy restored from a
             // backup keeps that time; other clients' items have whole seconds), then as every
             // reader orders items.
-            let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
-                .sorted { lhs, rhs in
-                    let left = (Self.identifierCreated(lhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
-                    let right = (Self.identifierCreated(rhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
-                    return left != right ? left < right : KeyringItem.isOlder(lhs.item, rhs.item)
-                }
+            let found = try budget.call(mayPrompt: mayPrompt) { keyring throws(KeyringError) in
+                try keyring.readAll(scope.keyringAttributes)
+            }
+            let all = found.sorted { lhs, rhs in
+                let left = (Self.identifierCreated(lhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
+                let right = (Self.identifierCreated(rhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
+                return left != right ? left < right : KeyringItem.isOlder(lhs.item, rhs.item)
+            }
             guard let first = all.first else { return .absent(reset: ResetRecord()) }
             noteKeyringServed()
             guard case .success(let value) = IdentifierText.normalize(first.secret) else {
@@ -145,7 +148,12 @@ extension IdentifierResolver {
 
     /// Everything `Decision.decide` needs, read now.
     func gatherFacts(_ budget: Budget, quarantine: Bool) -> Decision.Facts {
-        var keyringNow = readKeyring(budget)
+        // A backup that holds the identifier stands in for a locked keyring without an unlock
+        // dialog: an app's start should not ask for the keyring password just for its identifier
+        // (README, "Unlocking"). Without one, the keyring's unlock policy applies.
+        var backupHoldsValue = false
+        if case .present = backup?.read(quarantine: false) ?? .absent { backupHoldsValue = true }
+        var keyringNow = readKeyring(budget, mayPrompt: !backupHoldsValue)
         let backupNow = backup?.read(quarantine: quarantine) ?? .absent
         // Only a backup about to be restored into the keyring needs the reset record.
         if case .absent = keyringNow, case .present = backupNow {
@@ -511,10 +519,12 @@ final class Budget {
 
     /// Runs one keyring call with the time left. Timeouts and cancellation are remembered, so
     /// later calls fail at once instead of waiting again.
-    func call<T>(_ body: (Keyring) throws(KeyringError) -> T) throws(KeyringError) -> T {
+    /// - Parameter mayPrompt: false to never show an unlock dialog, whatever the keyring's policy.
+    func call<T>(mayPrompt: Bool = true, _ body: (Keyring) throws(KeyringError) -> T) throws(KeyringError) -> T {
         if let failure { throw failure }
         if isCancelled { throw remember(.cancelled) }
-        guard let keyring = currentKeyring else { throw .noSecretService }
+        guard var keyring = currentKeyring else { throw .noSecretService }
+        if !mayPrompt { keyring.unlock = .never }
         if ContinuousClock.now >= deadline { throw remember(.timedOut(seconds: seconds)) }
         do throws(KeyringError) {
             return try body(keyring)

@@ -43,10 +43,16 @@ struct ServiceCall: ~Copyable {
     /// A stale connection (the daemon restarted, so the cached session is gone) is dropped and
     /// the operation retried once on a fresh one, within the same deadline: `timeout` bounds the
     /// whole operation, retry included.
+    ///
+    /// Under `unlock: .prompt`, a `body` that throws `.locked` (whichever check found the lock)
+    /// has the default collection unlocked, through the service's prompt, and runs once more,
+    /// within the same deadline. Operations throw `.locked` before they change anything, so
+    /// running one again is safe.
     @discardableResult
     static func run<T>(
         timeout: Duration,
         cancellation: Cancellation? = nil,
+        unlock: UnlockPolicy = .never,
         _ body: (borrowing ServiceCall) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
@@ -73,7 +79,13 @@ struct ServiceCall: ~Copyable {
                 do throws(KeyringError) {
                     let service = try connect(cancellation.pointer)
                     defer { g_object_unref(service) }
-                    return try body(ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline))
+                    let call = ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline)
+                    do throws(KeyringError) {
+                        return try body(call)
+                    } catch .locked(let itemExists, .notAsked) where unlock == .prompt {
+                        try call.unlockDefaultCollection(itemExists: itemExists)
+                        return try body(call)
+                    }
                 } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
                     throw .timedOut(seconds: seconds)
                 } catch .timedOut {

@@ -1,0 +1,148 @@
+internal import CLibSecret
+
+/// Unlocking on demand: Service.Unlock on the default collection, then its prompt
+/// (Prompt.Prompt, wait for Completed), in raw D-Bus so that the wait ends at the call's
+/// deadline and on cancellation, which libsecret's prompt wait does not promise.
+///
+/// `ServiceCall.run` calls `unlockDefaultCollection` when an operation under `UnlockPolicy.prompt`
+/// threw `.locked`, whatever found it, and retries the operation once. Nothing else changes.
+extension ServiceCall {
+    private static let servicePath = "/org/freedesktop/secrets"
+    private static let serviceInterface = "org.freedesktop.Secret.Service"
+    private static let promptInterface = "org.freedesktop.Secret.Prompt"
+
+    /// Unlocks the default collection, showing the service's unlock prompt when it has one.
+    /// Returns once the prompt completed (or none was needed); the caller then retries.
+    /// - Parameter itemExists: carried into the `.locked` this throws.
+    /// - Throws: `.locked(itemExists:unlock: .dismissed)` when the prompt was dismissed,
+    ///   `.locked(…, unlock: .unanswered)` when the deadline passed first (the prompt is dismissed,
+    ///   except on gnome-keyring), `.cancelled` when the caller cancelled (likewise), or a failure
+    ///   of the calls themselves.
+    func unlockDefaultCollection(itemExists: Bool) throws(KeyringError) {
+        let proxy = kr_service_proxy(service)
+        guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy) else {
+            throw .noSessionBus(detail: "the connection was closed")
+        }
+        defer { g_free(owner) }
+        // The real path: not every provider accepts the alias path in Unlock.
+        let readAlias = try callReturning(
+            Self.string(kr_variant_tuple_objpath), connection, owner, Self.servicePath, Self.serviceInterface, "ReadAlias",
+            kr_variant_string_tuple("default"))
+        guard let collection = readAlias, collection != "/" else { throw .locked(itemExists: itemExists) }
+
+        // Signals are dispatched on the thread-default context at subscription: a private one,
+        // iterated below, so the wait needs no main loop of the caller's.
+        let context = g_main_context_new()
+        g_main_context_push_thread_default(context)
+        defer {
+            g_main_context_pop_thread_default(context)
+            g_main_context_unref(context)
+        }
+        let unlockReply = try callReturning(
+            Self.string(kr_unlock_reply_prompt), connection, owner, Self.servicePath, Self.serviceInterface, "Unlock",
+            kr_variant_objpath_array_tuple(collection))
+        guard let prompt = unlockReply else {
+            throw .serviceFailure(domain: "keyring-identity", code: 3, message: "the service's Unlock reply has an unexpected shape")
+        }
+        // "/" means unlocked at once, or nothing this call can unlock: the retry tells which.
+        if prompt == "/" { return }
+
+        // gnome-keyring (seen with 42.1) aborts when a prompt is dismissed while its dialog is
+        // open (assertion in gkd-secret-unlock.c, perform_next_unlock): its dialog is left open
+        // for the user instead. Asked now, while the call can still talk.
+        let mayDismiss = providerName() != "gnome-keyring-daemon"
+        let wait = PromptWait()
+        let subscription = g_dbus_connection_signal_subscribe(
+            connection, owner, Self.promptInterface, "Completed", prompt, nil, G_DBUS_SIGNAL_FLAGS_NONE, promptCompleted,
+            Unmanaged.passRetained(wait).toOpaque(), releaseWait)
+        defer {
+            g_dbus_connection_signal_unsubscribe(connection, subscription)
+            // GDBus frees the subscription's data from an idle on this context: run it (and
+            // anything else queued there) before the context goes, as libsecret does.
+            while g_main_context_iteration(context, 0) != 0 {}
+        }
+        // Cancellation (the caller's, or ServiceCall's deadline timer) wakes the wait.
+        let wakeup = g_cancellable_connect(cancellable, wakeContext, UnsafeMutableRawPointer(context), nil)
+        defer { g_cancellable_disconnect(cancellable, wakeup) }
+
+        do throws(KeyringError) {
+            // Prompt(window-id): "" as libsecret sends when it knows no window.
+            _ = try callReturning({ _ in () }, connection, owner, prompt, Self.promptInterface, "Prompt", kr_variant_string_tuple(""))
+            while !wait.completed && g_cancellable_is_cancelled(cancellable) == 0 {
+                // A timeout source as a backstop; cancellation normally wakes the loop first.
+                let timer = g_timeout_source_new(UInt32(remainingMilliseconds))!
+                g_source_set_callback(timer, { _ in 0 }, nil, nil)
+                g_source_attach(timer, context)
+                g_main_context_iteration(context, 1)
+                g_source_destroy(timer)
+                g_source_unref(timer)
+                if ContinuousClock.now >= deadline { break }
+            }
+        } catch .cancelled {
+            // Cancelled while sending Prompt: handled below like a cancelled wait.
+        }
+        if wait.completed {
+            if wait.dismissed { throw .locked(itemExists: itemExists, unlock: .dismissed) }
+            return
+        }
+        if mayDismiss {
+            // Close the dialog: nobody is waiting for it any more. No reply is awaited.
+            g_dbus_connection_call(
+                connection, owner, prompt, Self.promptInterface, "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, nil, nil,
+                nil)
+            g_dbus_connection_flush(connection, nil, nil, nil)
+        }
+        // The deadline timer cancels at the deadline; a cancellation before it is the caller's.
+        if ContinuousClock.now >= deadline - .milliseconds(20) { throw .locked(itemExists: itemExists, unlock: .unanswered) }
+        throw .cancelled
+    }
+
+    /// Wraps a shim reader that returns an owned C string.
+    private static func string(_ read: @escaping (OpaquePointer?) -> UnsafeMutablePointer<gchar>?) -> (OpaquePointer?) -> String? {
+        { reply in
+            guard let text = read(reply) else { return nil }
+            defer { g_free(text) }
+            return String(cString: text)
+        }
+    }
+
+    /// One method call with the time left; `parse` reads the reply (freed here).
+    private func callReturning<T>(
+        _ parse: (OpaquePointer?) -> T, _ connection: OpaquePointer, _ owner: UnsafeMutablePointer<gchar>, _ path: String,
+        _ interface: String, _ method: String, _ parameters: OpaquePointer?
+    ) throws(KeyringError) -> T {
+        var error: UnsafeMutablePointer<GError>? = nil
+        let reply = g_dbus_connection_call_sync(
+            connection, owner, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds,
+            cancellable, &error)
+        if let error {
+            defer { g_error_free(error) }
+            throw KeyringError(gError: error, phase: .talking)
+        }
+        defer { g_variant_unref(reply) }
+        return parse(reply)
+    }
+}
+
+/// What the Completed signal said. Touched only on the waiting thread (the signal is dispatched
+/// on its private context), so no lock is needed.
+private final class PromptWait: @unchecked Sendable {
+    var completed = false
+    var dismissed = true
+}
+
+private let promptCompleted: GDBusSignalCallback = { _, _, _, _, _, parameters, data in
+    guard let data else { return }
+    let wait = Unmanaged<PromptWait>.fromOpaque(data).takeUnretainedValue()
+    wait.dismissed = kr_prompt_completed_dismissed(parameters) != 0
+    wait.completed = true
+}
+
+private let releaseWait: GDestroyNotify = { data in
+    if let data { Unmanaged<PromptWait>.fromOpaque(data).release() }
+}
+
+private let wakeContext: GCallback = unsafeBitCast(
+    { (_: UnsafeMutablePointer<GCancellable>?, data: gpointer?) in
+        g_main_context_wakeup(OpaquePointer(data))
+    } as @convention(c) (UnsafeMutablePointer<GCancellable>?, gpointer?) -> Void, to: GCallback.self)
