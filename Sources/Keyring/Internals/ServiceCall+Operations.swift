@@ -104,6 +104,9 @@ extension ServiceCall {
 
     /// The secret bytes of the item at `path`, and their content type; nil when the service
     /// returned none (the item vanished, or is locked: the caller tells which).
+    ///
+    /// An empty secret is a value only when the item is unlocked: KWallet answers GetSecret on a
+    /// locked wallet with success and an empty secret, which then throws `.locked`.
     func secret(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
         let value = try throwingGError {
             secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0)
@@ -114,6 +117,10 @@ extension ServiceCall {
         let bytes = secret_value_get(value, &length)
         let data = bytes.map { Data(bytes: $0, count: length) } ?? Data()
         let contentType = secret_value_get_content_type(value).map { String(cString: $0) } ?? ""
+        if data.isEmpty {
+            guard let item = try properties(at: path, isLocked: false) else { return nil }
+            if item.isLocked { throw .locked(itemExists: true) }
+        }
         return (data, contentType)
     }
 
@@ -213,9 +220,15 @@ extension ServiceCall {
             defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
             _ = try throwingGError { secret_item_set_secret_sync(item, value, cancellable, $0) }
         }
+        // KWallet ignores writes to a locked wallet without an error: a lock that came after the
+        // check above may have dropped them.
+        if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
     }
 
+    /// Deletes the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
+    /// locked wallet by hiding it until the wallet opens again, and answers success.
     func deleteItem(at path: String) throws(KeyringError) {
+        if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
         _ = try throwingGError {
             secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
         }

@@ -83,13 +83,23 @@ struct ServiceCall: ~Copyable {
         }
         var outcome: Result<T, KeyringError>!
         serviceGate.withLock { _ in
-            do throws(KeyringError) {
-                outcome = .success(try attempt())
-            } catch let error where isStaleConnection(error) {
-                secret_service_disconnect()
-                do throws(KeyringError) { outcome = .success(try attempt()) } catch { outcome = .failure(error) }
-            } catch {
-                outcome = .failure(error)
+            var staleRetried = false
+            var keyRetries = 0
+            while true {
+                do throws(KeyringError) {
+                    outcome = .success(try attempt())
+                } catch let error where !staleRetried && isStaleConnection(error) {
+                    staleRetried = true
+                    secret_service_disconnect()
+                    continue
+                } catch let error where keyRetries < maximumKeyRetries && isRejectedSessionKey(error) {
+                    keyRetries += 1
+                    secret_service_disconnect()
+                    continue
+                } catch {
+                    outcome = .failure(error)
+                }
+                return
             }
         }
         return try outcome.get()
@@ -104,6 +114,17 @@ struct ServiceCall: ~Copyable {
         }
         guard let service else { throw .noSecretService }
         return service
+    }
+
+    /// Fresh session keys to try after `isRejectedSessionKey`: each is rejected with chance 1/256.
+    private static let maximumKeyRetries = 4
+
+    /// kwalletd5 rejects a Diffie-Hellman public key shorter than 128 bytes, and libsecret sends
+    /// one byte fewer whenever the key's top byte is zero (1 in 256 sessions). A new session
+    /// makes a new key.
+    private static func isRejectedSessionKey(_ error: KeyringError) -> Bool {
+        if case .serviceFailure(_, _, let message) = error { return message.contains("Client public key size is invalid") }
+        return false
     }
 
     /// After a daemon restart the cached session and proxies point at a process that is gone.
