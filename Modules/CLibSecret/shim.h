@@ -77,4 +77,40 @@ static inline GVariant *kr_item_interface_tuple(void) {
     return g_variant_new("(s)", "org.freedesktop.Secret.Item");
 }
 
+/// kwalletd's org.kde.KWallet calls: `(sxs)` open(wallet, window id 0, app id).
+static inline GVariant *kr_kwallet_open_tuple(const char *wallet, const char *appid) {
+    return g_variant_new("(sxs)", wallet, (gint64)0, appid);
+}
+
+/// `(is)` sync(handle, app id).
+static inline GVariant *kr_kwallet_handle_tuple(gint32 handle, const char *appid) {
+    return g_variant_new("(is)", handle, appid);
+}
+
+/// `(ibs)` close(handle, force FALSE, app id).
+static inline GVariant *kr_kwallet_close_tuple(gint32 handle, const char *appid) {
+    return g_variant_new("(ibs)", handle, FALSE, appid);
+}
+
+/// The string of a `(s)` reply, owned (g_free); NULL when the reply has another shape.
+static inline gchar *kr_variant_tuple_string(GVariant *reply) {
+    const gchar *value = NULL;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(s)"))) g_variant_get(reply, "(&s)", &value);
+    return value ? g_strdup(value) : NULL;
+}
+
+/// The `i` of an `(i)` reply; -1 when the reply has another shape.
+static inline gint32 kr_variant_tuple_i32(GVariant *reply) {
+    gint32 value = -1;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(i)"))) g_variant_get(reply, "(i)", &value);
+    return value;
+}
+
+/// The `b` of a `(b)` reply; FALSE when the reply has another shape.
+static inline gboolean kr_variant_tuple_bool(GVariant *reply) {
+    gboolean value = FALSE;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(b)"))) g_variant_get(reply, "(b)", &value);
+    return value;
+}
+
 #endif

@@ -194,6 +194,7 @@ extension ServiceCall {
         }
         // Without a default collection libsecret would ask the service to create one, which prompts.
         guard let path else { throw .noDefaultCollection }
+        flushIfKWallet()
         return path
     }
 
@@ -223,6 +224,7 @@ extension ServiceCall {
         // KWallet ignores writes to a locked wallet without an error: a lock that came after the
         // check above may have dropped them.
         if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
+        flushIfKWallet()
     }
 
     /// Deletes the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
@@ -232,6 +234,7 @@ extension ServiceCall {
         _ = try throwingGError {
             secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
         }
+        flushIfKWallet()
     }
 
     /// Name of the process that owns `org.freedesktop.secrets`, e.g. "gnome-keyring-daemon".
