@@ -113,4 +113,29 @@ static inline gboolean kr_variant_tuple_bool(GVariant *reply) {
     return value;
 }
 
+/// `("plain", <"">)` for Secret Service OpenSession with no encryption.
+static inline GVariant *kr_open_plain_session_tuple(void) {
+    return g_variant_new("(sv)", "plain", g_variant_new_string(""));
+}
+
+/// The session path of an OpenSession reply, `(vo)`, owned (g_free); NULL for another shape.
+static inline gchar *kr_open_session_path(GVariant *reply) {
+    const gchar *path = NULL;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(vo)"))) g_variant_get(reply, "(v&o)", NULL, &path);
+    return path ? g_strdup(path) : NULL;
+}
+
+/// True when an `(as)` reply lists `name`.
+static inline gboolean kr_variant_tuple_strings_contains(GVariant *reply, const char *name) {
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(as)"))) return FALSE;
+    GVariant *names = g_variant_get_child_value(reply, 0);
+    GVariantIter iter;
+    const gchar *each;
+    gboolean found = FALSE;
+    g_variant_iter_init(&iter, names);
+    while (!found && g_variant_iter_next(&iter, "&s", &each)) found = g_strcmp0(each, name) == 0;
+    g_variant_unref(names);
+    return found;
+}
+
 #endif
