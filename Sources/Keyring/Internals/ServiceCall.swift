@@ -133,7 +133,8 @@ struct ServiceCall: ~Copyable {
         case .noSecretService: return true
         case .noSessionBus(let detail): return detail == "the connection was closed"
         case .serviceFailure(_, _, let message):
-            return message.contains("session does not exist") || message.contains("No such interface")
+            // gnome-keyring: "The session does not exist"; KWallet: "Can't find session /org/…".
+            return message.contains("session does not exist") || message.contains("Can't find session") || message.contains("No such interface")
                 || message.contains("The name") || message.contains("was not provided by any .service files")
         default: return false
         }
