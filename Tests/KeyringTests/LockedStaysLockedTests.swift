@@ -1,4 +1,3 @@
-import CLibSecret
 import Foundation
 import Keyring
 import Testing
@@ -48,18 +47,5 @@ struct LockedStaysLockedTests {
         let item = try #require(try Keyring.default.search(["service": id]).first)
         #expect(try Keyring.default.secret(of: item) == Data())
         #expect(try Keyring.default.lookup(["service": id]) == Data())
-    }
-
-    /// kwalletd5 rejects libsecret's session key in 1 of 256 sessions (a key whose top byte is
-    /// zero is sent one byte short); 1,024 fresh sessions hit that with 98% chance.
-    @Test("a rejected session key is retried with a fresh session: 1,024 fresh sessions all connect")
-    func freshSessionsConnect() throws {
-        try requireTestKeyring()
-        var problems: [String] = []
-        for _ in 0..<1024 {
-            secret_service_disconnect()
-            if let problem = Keyring.default.status().problem { problems.append("\(problem)") }
-        }
-        #expect(problems.isEmpty, "\(problems.count) failed, e.g. \(problems.first ?? "")")
     }
 }

@@ -77,8 +77,8 @@ salt = open(sys.argv[1], "rb").read()
 print(",".join(str(b) for b in hashlib.pbkdf2_hmac("sha512", b"", salt, 50000, 56)))' "$(kwallet_dir)/$kwallet_wallet.salt"
 }
 
-# Opens (and, the first time, creates) the wallet with no dialog. pamOpen is declared NoReply, but
-# kwalletd5 ignores it when sent without a reply expected (dbus-send without --print-reply).
+# Creates the wallet and opens it with no dialog. pamOpen is declared NoReply, yet sent that way
+# (dbus-send without --print-reply) it created no wallet here; sent expecting a reply, it does.
 kwallet_pam_open() {
   dbus --dest=org.kde.kwalletd5 /modules/kwalletd5 org.kde.KWallet.pamOpen \
     "string:$kwallet_wallet" "array:byte:$(kwallet_hash)" int32:0 >/dev/null
@@ -99,7 +99,8 @@ kwallet_wait_locked() { # kwallet_wait_locked true|false
 }
 
 kwallet_launch() {
-  # The bus's activation would start it too; starting it here makes start-up errors visible.
+  # The bus's activation would start it too; starting it here makes start-up errors visible
+  # (in $WITH_KEYRING_ROOT/kwalletd5.log).
   QT_QPA_PLATFORM=offscreen setsid kwalletd5 >>"$WITH_KEYRING_ROOT/kwalletd5.log" 2>&1 </dev/null &
   wait_for yes
 }

@@ -23,16 +23,22 @@ extension ServiceCall {
     /// How the flush shows in KWallet Manager's list of connected applications, briefly.
     private static let kwalletAppID = "KeyringIdentity"
 
-    func flushIfKWallet() {
+    /// The unique bus name of the Secret Service's owner, and whether that is kwalletd5 (which
+    /// then owns both names); nil when the service has no owner.
+    func secretServiceOwner() -> (name: String, isKWallet: Bool)? {
         let proxy = kr_service_proxy(service)
-        guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy) else { return }
+        guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy) else { return nil }
         defer { g_free(owner) }
-        // kwalletd5 owns both names when it provides the Secret Service.
-        guard let kwalletOwner = call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+        let kwalletOwner = call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
             "GetNameOwner", kr_variant_string_tuple(Self.kwalletName), kr_variant_tuple_string)
-        else { return }
         defer { g_free(kwalletOwner) }
-        guard strcmp(owner, kwalletOwner) == 0, !Self.promptsOnOpen() else { return }
+        return (String(cString: owner), kwalletOwner.map { strcmp(owner, $0) == 0 } ?? false)
+    }
+
+    func flushIfKWallet() {
+        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
+            secretServiceOwner()?.isKWallet == true, !Self.promptsOnOpen()
+        else { return }
         guard let wallet = kwallet(connection, "networkWallet", nil, kr_variant_tuple_string) else { return }
         defer { g_free(wallet) }
         guard kwallet(connection, "isOpen", kr_variant_string_tuple(wallet), { kr_variant_tuple_bool($0) != 0 }) == true else { return }

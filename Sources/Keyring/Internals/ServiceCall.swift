@@ -73,7 +73,9 @@ struct ServiceCall: ~Copyable {
                 do throws(KeyringError) {
                     let service = try connect(cancellation.pointer)
                     defer { g_object_unref(service) }
-                    return try body(ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline))
+                    let call = ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline)
+                    try call.checkSession()
+                    return try body(call)
                 } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
                     throw .timedOut(seconds: seconds)
                 } catch .timedOut {
@@ -116,15 +118,15 @@ struct ServiceCall: ~Copyable {
         return service
     }
 
-    /// Fresh session keys to try after `isRejectedSessionKey`: each is rejected with chance 1/256.
+    /// Fresh session keys to try after `isRejectedSessionKey`: each fails with chance 1/256 or so.
     private static let maximumKeyRetries = 4
 
     /// kwalletd5 rejects a Diffie-Hellman public key shorter than 128 bytes, and libsecret sends
-    /// one byte fewer whenever the key's top byte is zero (1 in 256 sessions). A new session
-    /// makes a new key.
+    /// one byte fewer whenever the key's top byte is zero (1 in 256 sessions); or the session's
+    /// keys do not match (`checkSession`). A new session makes a new key.
     private static func isRejectedSessionKey(_ error: KeyringError) -> Bool {
-        if case .serviceFailure(_, _, let message) = error { return message.contains("Client public key size is invalid") }
-        return false
+        guard case .serviceFailure(_, _, let message) = error else { return false }
+        return message.contains("Client public key size is invalid") || message == sessionKeyMismatch
     }
 
     /// After a daemon restart the cached session and proxies point at a process that is gone.
