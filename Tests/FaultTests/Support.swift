@@ -66,13 +66,13 @@ enum Fault {
                      sourceLocation: sourceLocation)
     }
 
-    /// Reruns secret-tool and python when kwalletd5 rejected their session key (see ChildProcess.isRejectedSessionKey).
+    /// Reruns secret-tool and python when kwalletd5 would mishandle their session (see ChildProcess.isRejectedSessionKey).
     static func run(_ program: String, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> Run {
         var attempts = 0
         while true {
             attempts += 1
             let result = try Child(program, arguments.map { Array($0.utf8) }, stdin: stdin,
-                                   environment: environment ?? ProcessInfo.processInfo.environment).wait()
+                                   environment: ChildProcess.clientEnvironment(program, environment ?? ProcessInfo.processInfo.environment)).wait()
             if attempts >= 5 || !ChildProcess.isRejectedSessionKey(program, status: result.status, stderr: result.stderr) { return result }
         }
     }
