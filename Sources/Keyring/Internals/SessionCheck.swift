@@ -31,10 +31,12 @@ extension ServiceCall {
         guard let pathPointer = secret_service_get_session_dbus_path(service) else { return }
         let path = String(cString: pathPointer)
         let algorithms = secret_service_get_session_algorithms(service).map { String(cString: $0) } ?? ""
-        guard algorithms != "plain", let owner = secretServiceOwner() else { return }
-        let session = owner.name + " " + path
+        // Both are known locally: a session already checked costs no call.
+        guard algorithms != "plain", let ownerPointer = g_dbus_proxy_get_name_owner(kr_service_proxy(service)) else { return }
+        let session = String(cString: ownerPointer) + " " + path
+        g_free(ownerPointer)
         if Self.verifiedSession.withLock({ $0 == session }) { return }
-        guard owner.isKWallet else {
+        guard let owner = secretServiceOwner(), owner.isKWallet else {
             Self.verifiedSession.withLock { $0 = session }
             return
         }
