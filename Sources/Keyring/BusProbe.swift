@@ -25,8 +25,10 @@ public enum BusProbe {
     public static func opensPlainSession() -> Bool {
         guard let connection = sessionBus() else { return false }
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
-        guard let reply = call(connection, "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service",
-            "OpenSession", kr_open_plain_session_tuple())
+        guard
+            let reply = call(
+                connection, "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service",
+                "OpenSession", kr_open_plain_session_tuple())
         else { return false }
         defer { g_variant_unref(reply) }
         guard let path = kr_open_session_path(reply) else { return false }

@@ -29,7 +29,8 @@ extension ServiceCall {
         let proxy = kr_service_proxy(service)
         guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy) else { return nil }
         defer { g_free(owner) }
-        let kwalletOwner = call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+        let kwalletOwner = call(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
             "GetNameOwner", kr_variant_string_tuple(Self.kwalletName), kr_variant_tuple_string)
         defer { g_free(kwalletOwner) }
         return (String(cString: owner), kwalletOwner.map { strcmp(owner, $0) == 0 } ?? false)
@@ -52,8 +53,9 @@ extension ServiceCall {
     /// True when kwalletrc asks kwalletd to confirm each application that opens a wallet.
     static func promptsOnOpen() -> Bool {
         let environment = ProcessInfo.processInfo.environment
-        guard let directory = environment["XDG_CONFIG_HOME"].flatMap({ $0.isEmpty ? nil : $0 })
-            ?? environment["HOME"].map({ $0 + "/.config" }),
+        guard
+            let directory = environment["XDG_CONFIG_HOME"].flatMap({ $0.isEmpty ? nil : $0 })
+                ?? environment["HOME"].map({ $0 + "/.config" }),
             let text = try? String(contentsOfFile: directory + "/kwalletrc", encoding: .utf8)
         else { return false }
         var inWallet = false

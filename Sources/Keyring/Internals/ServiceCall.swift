@@ -136,7 +136,8 @@ struct ServiceCall: ~Copyable {
         case .noSessionBus(let detail): return detail == "the connection was closed"
         case .serviceFailure(_, _, let message):
             // gnome-keyring: "The session does not exist"; KWallet: "Can't find session /org/…".
-            return message.contains("session does not exist") || message.contains("Can't find session") || message.contains("No such interface")
+            return message.contains("session does not exist") || message.contains("Can't find session")
+                || message.contains("No such interface")
                 || message.contains("The name") || message.contains("was not provided by any .service files")
         default: return false
         }
