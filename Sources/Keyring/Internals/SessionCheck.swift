@@ -18,7 +18,8 @@ import Foundation
 /// the session; `ServiceCall.run` then opens a new one. Other providers are not checked.
 extension ServiceCall {
     static let sessionCheckAttributes = ["keyring-identity": "session-check"]
-    static let sessionCheckValue = Data("KeyringIdentity session check: not a secret".utf8)
+    /// Computed: a static Data would show as a leak under LeakSanitizer.
+    static var sessionCheckValue: Data { Data("KeyringIdentity session check: not a secret".utf8) }
     static let sessionCheckLabel = "KeyringIdentity session check (not a secret)"
     /// The message of the error that makes `ServiceCall.run` retry on a new session.
     static let sessionKeyMismatch = "the session's encryption key does not match kwalletd5's"
