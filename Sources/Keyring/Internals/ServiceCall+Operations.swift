@@ -76,7 +76,12 @@ extension ServiceCall {
         guard let name = KeyringError.remoteName(of: error) else { return false }
         return name == "org.freedesktop.DBus.Error.UnknownObject" || name == "org.freedesktop.Secret.Error.NoSuchObject"
             || name == "org.freedesktop.DBus.Error.UnknownMethod"
+            || (name == "org.freedesktop.DBus.Error.InvalidArgs"
+                && error.pointee.message.map { String(cString: $0).contains(kwalletNoSuchItem) } == true)
     }
+
+    /// How kwalletd5 says an item does not exist (with InvalidArgs): "Can't find item at path /org/…".
+    static let kwalletNoSuchItem = "Can't find item at path"
 
     static func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
         var result: [String] = []
@@ -108,8 +113,12 @@ extension ServiceCall {
     /// An empty secret is a value only when the item is unlocked: KWallet answers GetSecret on a
     /// locked wallet with success and an empty secret, which then throws `.locked`.
     func secret(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
-        let value = try throwingGError {
-            secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0)
+        let value: OpaquePointer?
+        do throws(KeyringError) {
+            value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
+        } catch .serviceFailure(_, _, let message) where message.contains(Self.kwalletNoSuchItem) {
+            // gnome-keyring answers GetSecrets for a vanished item with no secret; kwalletd5 with an error.
+            return nil
         }
         guard let value else { return nil }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }

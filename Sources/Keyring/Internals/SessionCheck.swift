@@ -41,31 +41,63 @@ extension ServiceCall {
             Self.verifiedSession.withLock { $0 = session }
             return
         }
-        let paths = try searchPaths(Self.sessionCheckAttributes)
-        // Locked: nothing can be read or written through this session until it opens; check then.
-        if !paths.locked.isEmpty { return }
-        var checkPath = paths.unlocked.first
-        var created = false
-        if checkPath == nil {
-            if try defaultCollectionState()?.locked != false { return }
-            checkPath = try createItem(
-                attributes: Self.sessionCheckAttributes, label: Self.sessionCheckLabel, secret: Self.sessionCheckValue,
-                contentType: "application/octet-stream")
-            created = true
+        // A few rounds: a check item another process removes between our search and read is searched again.
+        for _ in 0..<3 {
+            let paths = try searchPaths(Self.sessionCheckAttributes)
+            // Locked: nothing can be read or written through this session until it opens; check then.
+            if !paths.locked.isEmpty { return }
+            var created = false
+            let checkPath: String
+            if let first = paths.unlocked.first {
+                checkPath = first
+            } else {
+                if try defaultCollectionState()?.locked != false { return }
+                checkPath = try createItem(
+                    attributes: Self.sessionCheckAttributes, label: Self.sessionCheckLabel, secret: Self.sessionCheckValue,
+                    contentType: "application/octet-stream")
+                created = true
+            }
+            switch try readCheck(at: checkPath) {
+            case .matches:
+                Self.verifiedSession.withLock { $0 = session }
+                Self.mismatches.withLock { $0 = 0 }
+                // Processes that used the wallet for the first time together may each have made one.
+                for extra in paths.unlocked.dropFirst() { try? deleteItem(at: extra) }
+                return
+            case .gone: continue
+            case .locked: return
+            case .differs:
+                let count = Self.mismatches.withLock { count in
+                    count += 1
+                    return count
+                }
+                // The one we just wrote through this session is garbage. Another's is garbage only
+                // when a second session disagrees with it too (it was written through a bad
+                // session that did not live to remove it); usually this session is the bad one.
+                if created || count >= 2 { try? deleteItem(at: checkPath) }
+                throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.sessionKeyMismatch)
+            }
         }
-        guard let checkPath else { return }
-        let value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, checkPath, cancellable, $0) }
+    }
+
+    /// Sessions in a row that disagreed with the check item.
+    private static let mismatches = Mutex(0)
+
+    private enum CheckRead { case matches, differs, gone, locked }
+
+    private func readCheck(at path: String) throws(KeyringError) -> CheckRead {
+        let value: OpaquePointer?
+        do throws(KeyringError) {
+            value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
+        } catch .serviceFailure(_, _, let message) where message.contains(Self.kwalletNoSuchItem) {
+            return .gone
+        }
         defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
         var length = 0
+        // libsecret gives no value at all when the session key cannot decrypt the secret.
         let bytes = value.flatMap { secret_value_get($0, &length) }.map { Data(bytes: $0, count: length) }
-        if bytes == Self.sessionCheckValue {
-            Self.verifiedSession.withLock { $0 = session }
-            return
-        }
-        if bytes?.isEmpty == true, try properties(at: checkPath, isLocked: false)?.isLocked != false { return }
-        // Either this session or the check item is bad (written through a bad session that
-        // did not live to remove it): remove them all; the next session writes a new one.
-        for stale in created ? [checkPath] : paths.unlocked { try? deleteItem(at: stale) }
-        throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.sessionKeyMismatch)
+        if bytes == Self.sessionCheckValue { return .matches }
+        guard let item = try properties(at: path, isLocked: false) else { return .gone }
+        return item.isLocked ? .locked : .differs
     }
 }
