@@ -244,4 +244,65 @@ static inline gboolean kr_prompt_completed_dismissed(GVariant *parameters) {
     return dismissed;
 }
 
+/// kwalletd's org.kde.KWallet calls: `(sxs)` open(wallet, window id 0, app id).
+static inline GVariant *kr_kwallet_open_tuple(const char *wallet, const char *appid) {
+    return g_variant_new("(sxs)", wallet, (gint64)0, appid);
+}
+
+/// `(is)` sync(handle, app id).
+static inline GVariant *kr_kwallet_handle_tuple(gint32 handle, const char *appid) {
+    return g_variant_new("(is)", handle, appid);
+}
+
+/// `(ibs)` close(handle, force FALSE, app id).
+static inline GVariant *kr_kwallet_close_tuple(gint32 handle, const char *appid) {
+    return g_variant_new("(ibs)", handle, FALSE, appid);
+}
+
+/// The string of a `(s)` reply, owned (g_free); NULL when the reply has another shape.
+static inline gchar *kr_variant_tuple_string(GVariant *reply) {
+    const gchar *value = NULL;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(s)"))) g_variant_get(reply, "(&s)", &value);
+    return value ? g_strdup(value) : NULL;
+}
+
+/// The `i` of an `(i)` reply; -1 when the reply has another shape.
+static inline gint32 kr_variant_tuple_i32(GVariant *reply) {
+    gint32 value = -1;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(i)"))) g_variant_get(reply, "(i)", &value);
+    return value;
+}
+
+/// The `b` of a `(b)` reply; FALSE when the reply has another shape.
+static inline gboolean kr_variant_tuple_bool(GVariant *reply) {
+    gboolean value = FALSE;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(b)"))) g_variant_get(reply, "(b)", &value);
+    return value;
+}
+
+/// `("plain", <"">)` for Secret Service OpenSession with no encryption.
+static inline GVariant *kr_open_plain_session_tuple(void) {
+    return g_variant_new("(sv)", "plain", g_variant_new_string(""));
+}
+
+/// The session path of an OpenSession reply, `(vo)`, owned (g_free); NULL for another shape.
+static inline gchar *kr_open_session_path(GVariant *reply) {
+    const gchar *path = NULL;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(vo)"))) g_variant_get(reply, "(v&o)", NULL, &path);
+    return path ? g_strdup(path) : NULL;
+}
+
+/// True when an `(as)` reply lists `name`.
+static inline gboolean kr_variant_tuple_strings_contains(GVariant *reply, const char *name) {
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(as)"))) return FALSE;
+    GVariant *names = g_variant_get_child_value(reply, 0);
+    GVariantIter iter;
+    const gchar *each;
+    gboolean found = FALSE;
+    g_variant_iter_init(&iter, names);
+    while (!found && g_variant_iter_next(&iter, "&s", &each)) found = g_strcmp0(each, name) == 0;
+    g_variant_unref(names);
+    return found;
+}
+
 #endif

@@ -1,4 +1,4 @@
-import Keyring
+@_spi(KeyringIdentityInternals) import Keyring
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -38,6 +38,10 @@ struct KeyringProbe: Equatable, Sendable {
     var isLocked: Bool
     var defaultCollectionLabel: String?
     var problem: KeyringError?
+    /// KWallet's daemon is on the bus (running or activatable): asked only when there is no Secret Service.
+    var kwalletPresent = false
+    /// The Secret Service opens a "plain" session: asked only when connecting failed otherwise.
+    var plainSessionWorks = false
 }
 
 extension KeyringProbe {
@@ -45,6 +49,13 @@ extension KeyringProbe {
         self.init(
             isReachable: status.isReachable, provider: status.provider, hasDefaultCollection: status.hasDefaultCollection,
             isLocked: status.isLocked, defaultCollectionLabel: status.defaultCollectionLabel, problem: status.problem)
+        switch status.problem {
+        case .noSecretService?:
+            kwalletPresent = BusProbe.isAvailable("org.kde.kwalletd5") || BusProbe.isAvailable("org.kde.kwalletd6")
+        case .serviceFailure?:
+            plainSessionWorks = !status.isReachable && BusProbe.opensPlainSession()
+        default: break
+        }
     }
 }
 
@@ -104,8 +115,23 @@ enum Doctor {
         // 2. Secret Service owner and implementation.
         guard status.isReachable else {
             switch status.problem {
+            case .noSecretService? where status.kwalletPresent:
+                // kwalletrc's [org.freedesktop.secrets] apiEnabled switches KWallet's Secret Service off.
+                checks.append(
+                    .fail(
+                        secretService, "org.freedesktop.secrets has no owner, but KWallet (kwalletd) is on the bus",
+                        hint: "KWallet's Secret Service API is off: set apiEnabled=true under [org.freedesktop.secrets] "
+                            + "in ~/.config/kwalletrc, then restart kwalletd (or log in again)"))
             case .noSecretService?:
                 checks.append(.fail(secretService, "org.freedesktop.secrets has no owner and none can be activated", hint: serviceHint))
+            case .serviceFailure? where status.plainSessionWorks:
+                // KWallet without the QCA OpenSSL plugin answers the encrypted OpenSession with
+                // InvalidArgs ("createDLGroup failed"); unencrypted sessions still work.
+                checks.append(
+                    .fail(
+                        secretService, "opens only unencrypted sessions: its Diffie-Hellman key exchange fails (\(status.problem!))",
+                        hint: "KWallet needs the QCA OpenSSL plugin: install libqca-qt5-2-plugins (Debian, Ubuntu) "
+                            + "or your distribution's qca-qt5 ossl plugin, then restart kwalletd5"))
             case .timedOut(let seconds)?:
                 checks.append(
                     .fail(
@@ -119,7 +145,7 @@ enum Doctor {
             }
             return checks + [blocked(defaultCollection, by: secretService), blocked(unlocked, by: secretService)]
         }
-        checks.append(.pass(secretService, "provided by \(status.provider ?? "an unknown program")"))
+        checks.append(.pass(secretService, "provided by \(describe(provider: status.provider))"))
 
         // 3. Default collection exists.
         guard status.hasDefaultCollection else {
@@ -173,6 +199,19 @@ enum Doctor {
                 "check the file's directory permissions and free space; outside a Flatpak sandbox set SECRET_FILE_TEST_PASSWORD, or unset SECRET_BACKEND to use the Secret Service"
         }
         return [.fail(keyringFile, "\(problem)", hint: hint, status: ExitCode(problem).clampedForDoctor)]
+    }
+
+    /// The provider's process name with the product it belongs to, e.g. "kwalletd5 (KWallet)".
+    static func describe(provider: String?) -> String {
+        guard let provider else { return "an unknown program" }
+        let product: String? =
+            switch provider {
+            case "gnome-keyring-daemon": "GNOME Keyring"
+            case "kwalletd5", "kwalletd6", "ksecretd": "KWallet"
+            case "keepassxc", "KeePassXC": "KeePassXC"
+            default: nil
+            }
+        return product.map { "\(provider) (\($0))" } ?? provider
     }
 
     /// 0 when every check passed; 75 when every failure is temporary; else 69 (or 70 when a

@@ -166,6 +166,21 @@ struct ResolverKeyringTests {
         #expect(after.provenance == .keyring)
     }
 
+    /// KWallet writes its wallet file on a 5-second timer and not on exit, so without the flush
+    /// after each write (ServiceCall.flushIfKWallet) its copy is lost here; the backup covers that.
+    @Test("the daemon killed right after the first identifier(): the same identifier, and the keyring kept its copy")
+    func killedRightAfterFirstWrite() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let original = try fixture.resolver().identifier()
+        try keyringCtl("kill")
+        try keyringCtl("start")
+        let after = try fixture.resolver().refresh()
+        #expect(after.value == original)
+        #expect(after.provenance == .keyring, "the keyring lost the item written just before the crash")
+        #expect(try fixture.keyringValue() == original)
+    }
+
     @Test("with no session bus the backup serves; a new app is made into the backup and pushed to the keyring later")
     func headlessDefault() throws {
         try requireTestKeyring()

@@ -66,9 +66,15 @@ enum Fault {
                      sourceLocation: sourceLocation)
     }
 
+    /// Reruns secret-tool and python when kwalletd5 would mishandle their session (see ChildProcess.isRejectedSessionKey).
     static func run(_ program: String, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> Run {
-        try Child(program, arguments.map { Array($0.utf8) }, stdin: stdin,
-                  environment: environment ?? ProcessInfo.processInfo.environment).wait()
+        var attempts = 0
+        while true {
+            attempts += 1
+            let result = try Child(program, arguments.map { Array($0.utf8) }, stdin: stdin,
+                                   environment: ChildProcess.clientEnvironment(program, environment ?? ProcessInfo.processInfo.environment)).wait()
+            if attempts >= 5 || !ChildProcess.isRejectedSessionKey(program, status: result.status, stderr: result.stderr) { return result }
+        }
     }
 
     static func keyringCtl(_ command: String) throws -> Run {

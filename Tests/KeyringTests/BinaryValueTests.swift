@@ -28,6 +28,37 @@ struct BinaryValueTests {
         #expect(try items(service: store.identifier).count == 1)
     }
 
+    @Test("every sample survives a daemon restart byte for byte")
+    func binaryAcrossRestart() throws {
+        try requireTestKeyring()
+        let stores = try Self.samples.map { _ in try SecretStore(identifier: uniqueID("binary-restart")) }
+        defer { for store in stores { try? store.reset() } }
+        for (store, (_, bytes)) in zip(stores, Self.samples) { try store.setData(bytes, forKey: .valueData) }
+        try keyringCtl("restart")
+        for (store, (name, bytes)) in zip(stores, Self.samples) {
+            let read = try store.data(forKey: .valueData)
+            #expect(read == bytes, "\(name): \(read?.count ?? -1) bytes read, \(bytes.count) written")
+        }
+    }
+
+    /// KWallet stores text/* secrets as text (cut at the first NUL, invalid UTF-8 replaced) and
+    /// any other content type byte for byte; gnome-keyring ignores the content type.
+    @Test("Keyring.store with application/octet-stream keeps every sample byte for byte, across a daemon restart")
+    func octetStreamAcrossRestart() throws {
+        try requireTestKeyring()
+        let ids = Self.samples.map { _ in uniqueID("octet") }
+        defer { for id in ids { _ = try? Keyring.default.delete(["service": id]) } }
+        for (id, (_, bytes)) in zip(ids, Self.samples) {
+            try Keyring.default.store(bytes, attributes: ["service": id], label: id, contentType: "application/octet-stream")
+            #expect(try Keyring.default.lookup(["service": id]) == bytes)
+        }
+        try keyringCtl("restart")
+        for (id, (name, bytes)) in zip(ids, Self.samples) {
+            let read = try Keyring.default.lookup(["service": id])
+            #expect(read == bytes, "\(name): \(read?.count ?? -1) bytes read, \(bytes.count) written")
+        }
+    }
+
     @Test("object(forKey: .valueData) on non-UTF-8 bytes throws valueIsNotText, not nil or garbage")
     func nonTextValueThrows() throws {
         try requireTestKeyring()

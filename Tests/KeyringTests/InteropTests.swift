@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 /// The interop contract: service = identifier, username = account.
 @Suite("Interop with python-keyring, secret-tool and secretstorage, both directions")
@@ -35,6 +36,10 @@ struct InteropTests {
         #expect(try store.object(forKey: .label) == "x")
     }
 
+    /// secretstorage's default content type is text/plain, which KWallet stores as text: cut at
+    /// the first NUL, invalid UTF-8 replaced. A writer of bytes on KWallet must say they are bytes.
+    static let binaryContentType = TestProvider.isKWallet ? "application/octet-stream" : "text/plain"
+
     @Test("SecretStore reads what secretstorage wrote, including binary bytes")
     func readsSecretStorage() throws {
         try requireTestKeyring()
@@ -43,8 +48,9 @@ struct InteropTests {
             import sys, secretstorage
             conn = secretstorage.dbus_init()
             coll = secretstorage.get_default_collection(conn)
-            coll.create_item("ss label", {"service": sys.argv[1], "username": sys.argv[2]}, bytes([0, 255, 1, 254]))
-            """, id, account])
+            coll.create_item("ss label", {"service": sys.argv[1], "username": sys.argv[2]}, bytes([0, 255, 1, 254]),
+                             content_type=sys.argv[3])
+            """, id, account, Self.binaryContentType])
         let store = try SecretStore(identifier: id)
         defer { try? store.reset() }
         #expect(try store.data(forKey: .valueData) == Data([0, 255, 1, 254]))

@@ -34,6 +34,37 @@ struct DoctorTests {
         #expect(Doctor.exitStatus(checks) == .unavailable)
     }
 
+    @Test("the provider is named with its product: kwalletd5 is KWallet")
+    func namesKWallet() {
+        let checks = Doctor.keyringChecks(status(provider: "kwalletd5"), environment: busEnv)
+        #expect(checks[1].detail == "provided by kwalletd5 (KWallet)")
+        #expect(Doctor.keyringChecks(status(), environment: busEnv)[1].detail == "provided by gnome-keyring-daemon (GNOME Keyring)")
+    }
+
+    @Test("no Secret Service while KWallet is on the bus: the fix is kwalletrc's apiEnabled")
+    func kwalletWithoutSecretService() {
+        var probe = status(reachable: false, provider: nil, collection: false, problem: .noSecretService)
+        probe.kwalletPresent = true
+        let checks = Doctor.keyringChecks(probe, environment: busEnv)
+        #expect(checks.map(\.ok) == [true, false, false, false])
+        #expect(checks[1].hint?.contains("apiEnabled=true under [org.freedesktop.secrets]") == true, "\(checks[1])")
+        #expect(Doctor.exitStatus(checks) == .unavailable)
+    }
+
+    @Test("an encrypted session fails while a plain one works: the fix is KWallet's QCA plugin")
+    func missingQCAPlugin() {
+        var probe = status(
+            reachable: false, provider: nil, collection: false,
+            problem: .serviceFailure(domain: "g-dbus-error-quark", code: 16, message: "createDLGroup failed: maybe libqca-ossl is missing"))
+        probe.plainSessionWorks = true
+        let checks = Doctor.keyringChecks(probe, environment: busEnv)
+        #expect(checks.map(\.ok) == [true, false, false, false])
+        #expect(checks[1].detail.contains("unencrypted"), "\(checks[1])")
+        #expect(checks[1].hint?.contains("libqca-qt5-2-plugins") == true, "\(checks[1])")
+        probe.plainSessionWorks = false
+        #expect(Doctor.keyringChecks(probe, environment: busEnv)[1].hint?.contains("QCA") == false)
+    }
+
     @Test("no Secret Service passes the bus check only and exits 69")
     func noService() {
         let checks = Doctor.keyringChecks(

@@ -76,7 +76,12 @@ extension ServiceCall {
         guard let name = KeyringError.remoteName(of: error) else { return false }
         return name == "org.freedesktop.DBus.Error.UnknownObject" || name == "org.freedesktop.Secret.Error.NoSuchObject"
             || name == "org.freedesktop.DBus.Error.UnknownMethod"
+            || (name == "org.freedesktop.DBus.Error.InvalidArgs"
+                && error.pointee.message.map { String(cString: $0).contains(kwalletNoSuchItem) } == true)
     }
+
+    /// How kwalletd5 says an item does not exist (with InvalidArgs): "Can't find item at path /org/…".
+    static let kwalletNoSuchItem = "Can't find item at path"
 
     static func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
         var result: [String] = []
@@ -104,9 +109,16 @@ extension ServiceCall {
 
     /// The secret bytes of the item at `path`, and their content type; nil when the service
     /// returned none (the item vanished, or is locked: the caller tells which).
+    ///
+    /// An empty secret is a value only when the item is unlocked: KWallet answers GetSecret on a
+    /// locked wallet with success and an empty secret, which then throws `.locked`.
     func secret(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
-        let value = try throwingGError {
-            secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0)
+        let value: OpaquePointer?
+        do throws(KeyringError) {
+            value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
+        } catch .serviceFailure(_, _, let message) where message.contains(Self.kwalletNoSuchItem) {
+            // gnome-keyring answers GetSecrets for a vanished item with no secret; kwalletd5 with an error.
+            return nil
         }
         guard let value else { return nil }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
@@ -114,6 +126,10 @@ extension ServiceCall {
         let bytes = secret_value_get(value, &length)
         let data = bytes.map { Data(bytes: $0, count: length) } ?? Data()
         let contentType = secret_value_get_content_type(value).map { String(cString: $0) } ?? ""
+        if data.isEmpty {
+            guard let item = try properties(at: path, isLocked: false) else { return nil }
+            if item.isLocked { throw .locked(itemExists: true) }
+        }
         return (data, contentType)
     }
 
@@ -187,6 +203,7 @@ extension ServiceCall {
         }
         // Without a default collection libsecret would ask the service to create one, which prompts.
         guard let path else { throw .noDefaultCollection }
+        flushIfKWallet()
         return path
     }
 
@@ -213,12 +230,20 @@ extension ServiceCall {
             defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
             _ = try throwingGError { secret_item_set_secret_sync(item, value, cancellable, $0) }
         }
+        // KWallet ignores writes to a locked wallet without an error: a lock that came after the
+        // check above may have dropped them.
+        if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
+        flushIfKWallet()
     }
 
+    /// Deletes the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
+    /// locked wallet by hiding it until the wallet opens again, and answers success.
     func deleteItem(at path: String) throws(KeyringError) {
+        if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
         _ = try throwingGError {
             secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
         }
+        flushIfKWallet()
     }
 
     /// Name of the process that owns `org.freedesktop.secrets`, e.g. "gnome-keyring-daemon".

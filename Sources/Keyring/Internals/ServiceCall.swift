@@ -80,6 +80,7 @@ struct ServiceCall: ~Copyable {
                     let service = try connect(cancellation.pointer)
                     defer { g_object_unref(service) }
                     let call = ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline)
+                    try call.checkSession()
                     do throws(KeyringError) {
                         return try body(call)
                     } catch .locked(let itemExists, .notAsked) where unlock == .prompt {
@@ -95,13 +96,23 @@ struct ServiceCall: ~Copyable {
         }
         var outcome: Result<T, KeyringError>!
         serviceGate.withLock { _ in
-            do throws(KeyringError) {
-                outcome = .success(try attempt())
-            } catch let error where isStaleConnection(error) {
-                secret_service_disconnect()
-                do throws(KeyringError) { outcome = .success(try attempt()) } catch { outcome = .failure(error) }
-            } catch {
-                outcome = .failure(error)
+            var staleRetried = false
+            var keyRetries = 0
+            while true {
+                do throws(KeyringError) {
+                    outcome = .success(try attempt())
+                } catch let error where !staleRetried && isStaleConnection(error) {
+                    staleRetried = true
+                    secret_service_disconnect()
+                    continue
+                } catch let error where keyRetries < maximumKeyRetries && isRejectedSessionKey(error) {
+                    keyRetries += 1
+                    secret_service_disconnect()
+                    continue
+                } catch {
+                    outcome = .failure(error)
+                }
+                return
             }
         }
         return try outcome.get()
@@ -118,13 +129,26 @@ struct ServiceCall: ~Copyable {
         return service
     }
 
+    /// Fresh session keys to try after `isRejectedSessionKey`: each fails with chance 1/256 or so.
+    private static let maximumKeyRetries = 4
+
+    /// kwalletd5 rejects a Diffie-Hellman public key shorter than 128 bytes, and libsecret sends
+    /// one byte fewer whenever the key's top byte is zero (1 in 256 sessions); or the session's
+    /// keys do not match (`checkSession`). A new session makes a new key.
+    private static func isRejectedSessionKey(_ error: KeyringError) -> Bool {
+        guard case .serviceFailure(_, _, let message) = error else { return false }
+        return message.contains("Client public key size is invalid") || message == sessionKeyMismatch
+    }
+
     /// After a daemon restart the cached session and proxies point at a process that is gone.
     private static func isStaleConnection(_ error: KeyringError) -> Bool {
         switch error {
         case .noSecretService: return true
         case .noSessionBus(let detail): return detail == "the connection was closed"
         case .serviceFailure(_, _, let message):
-            return message.contains("session does not exist") || message.contains("No such interface")
+            // gnome-keyring: "The session does not exist"; KWallet: "Can't find session /org/…".
+            return message.contains("session does not exist") || message.contains("Can't find session")
+                || message.contains("No such interface")
                 || message.contains("The name") || message.contains("was not provided by any .service files")
         default: return false
         }

@@ -1,0 +1,103 @@
+internal import CLibSecret
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// kwalletd5 (KDE Frameworks 5.103) derives the session key from a shared secret stripped of a
+/// leading zero byte, where libsecret keeps all 128 bytes: in 1 of 256 encrypted sessions the two
+/// keys differ without any error. Secrets then read as nothing or as garbage, and are written
+/// as garbage. After a daemon restart, a libsecret session path left over from the old daemon can
+/// even name another client's session in the new one.
+///
+/// So before a new session is used with kwalletd5, it reads a check item of known content (a
+/// fixed text, not a secret), creating it when absent. A mismatch discards the check item and
+/// the session; `ServiceCall.run` then opens a new one. Other providers are not checked.
+extension ServiceCall {
+    static let sessionCheckAttributes = ["keyring-identity": "session-check"]
+    /// Computed: a static Data would show as a leak under LeakSanitizer.
+    static var sessionCheckValue: Data { Data("KeyringIdentity session check: not a secret".utf8) }
+    static let sessionCheckLabel = "KeyringIdentity session check (not a secret)"
+    /// The message of the error that makes `ServiceCall.run` retry on a new session.
+    static let sessionKeyMismatch = "the session's encryption key does not match kwalletd5's"
+
+    /// The session last found good, as daemon owner + session path.
+    private static let verifiedSession = Mutex<String?>(nil)
+
+    /// Throws a `.serviceFailure` with `sessionKeyMismatch` when this session's key is wrong.
+    func checkSession() throws(KeyringError) {
+        guard let pathPointer = secret_service_get_session_dbus_path(service) else { return }
+        let path = String(cString: pathPointer)
+        let algorithms = secret_service_get_session_algorithms(service).map { String(cString: $0) } ?? ""
+        // Both are known locally: a session already checked costs no call.
+        guard algorithms != "plain", let ownerPointer = g_dbus_proxy_get_name_owner(kr_service_proxy(service)) else { return }
+        let session = String(cString: ownerPointer) + " " + path
+        g_free(ownerPointer)
+        if Self.verifiedSession.withLock({ $0 == session }) { return }
+        guard let owner = secretServiceOwner(), owner.isKWallet else {
+            Self.verifiedSession.withLock { $0 = session }
+            return
+        }
+        // A few rounds: a check item another process removes between our search and read is searched again.
+        for _ in 0..<3 {
+            let paths = try searchPaths(Self.sessionCheckAttributes)
+            // Locked: nothing can be read or written through this session until it opens; check then.
+            if !paths.locked.isEmpty { return }
+            var created = false
+            let checkPath: String
+            if let first = paths.unlocked.first {
+                checkPath = first
+            } else {
+                if try defaultCollectionState()?.locked != false { return }
+                checkPath = try createItem(
+                    attributes: Self.sessionCheckAttributes, label: Self.sessionCheckLabel, secret: Self.sessionCheckValue,
+                    contentType: "application/octet-stream")
+                created = true
+            }
+            switch try readCheck(at: checkPath) {
+            case .matches:
+                Self.verifiedSession.withLock { $0 = session }
+                Self.mismatches.withLock { $0 = 0 }
+                // Processes that used the wallet for the first time together may each have made one.
+                for extra in paths.unlocked.dropFirst() { try? deleteItem(at: extra) }
+                return
+            case .gone: continue
+            case .locked: return
+            case .differs:
+                let count = Self.mismatches.withLock { count in
+                    count += 1
+                    return count
+                }
+                // The one we just wrote through this session is garbage. Another's is garbage only
+                // when a second session disagrees with it too (it was written through a bad
+                // session that did not live to remove it); usually this session is the bad one.
+                if created || count >= 2 { try? deleteItem(at: checkPath) }
+                throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.sessionKeyMismatch)
+            }
+        }
+    }
+
+    /// Sessions in a row that disagreed with the check item.
+    private static let mismatches = Mutex(0)
+
+    private enum CheckRead { case matches, differs, gone, locked }
+
+    private func readCheck(at path: String) throws(KeyringError) -> CheckRead {
+        let value: OpaquePointer?
+        do throws(KeyringError) {
+            value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
+        } catch .serviceFailure(_, _, let message) where message.contains(Self.kwalletNoSuchItem) {
+            return .gone
+        }
+        defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
+        var length = 0
+        // libsecret gives no value at all when the session key cannot decrypt the secret.
+        let bytes = value.flatMap { secret_value_get($0, &length) }.map { Data(bytes: $0, count: length) }
+        if bytes == Self.sessionCheckValue { return .matches }
+        guard let item = try properties(at: path, isLocked: false) else { return .gone }
+        return item.isLocked ? .locked : .differs
+    }
+}

@@ -1,0 +1,17 @@
+import Testing
+import TestSupport
+
+@_spi(KeyringIdentityInternals) import Keyring
+
+/// The bus questions `idtool doctor` asks when the Secret Service fails, against the real provider.
+@Suite("Bus probes for doctor")
+struct BusProbeTests {
+    @Test("the provider opens a plain session, and its names are on the bus")
+    func probes() throws {
+        try requireTestKeyring()
+        #expect(BusProbe.opensPlainSession())
+        #expect(BusProbe.isAvailable("org.freedesktop.secrets"))
+        #expect(BusProbe.isAvailable("org.kde.kwalletd5") == TestProvider.isKWallet || TestProvider.isGnomeKeyring)
+        #expect(!BusProbe.isAvailable("org.example.NoSuchName"))
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `idtool doctor` against a real kwalletd5 whose Secret Service API is off, on a bus of its own
+/// with nothing activatable (so no other provider answers instead). Runs under any provider.
+@Suite("doctor and KWallet")
+struct KWalletDoctorTests {
+    @Test("kwalletd5 with apiEnabled=false: doctor says to turn on kwalletrc's apiEnabled")
+    func apiDisabled() throws {
+        try Idtool.requireTestKeyring()
+        let bus = try BusWithoutSecretService()
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("kwallet-off-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let config = home.appendingPathComponent(".config")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try "[Wallet]\nFirst Use=false\n\n[org.freedesktop.secrets]\napiEnabled=false\n"
+            .write(to: config.appendingPathComponent("kwalletrc"), atomically: true, encoding: .utf8)
+        var environment = Idtool.baseEnvironment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["HOME"] = home.path
+        environment["XDG_CONFIG_HOME"] = config.path
+        environment["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
+        environment["QT_QPA_PLATFORM"] = "offscreen"
+        let daemon = try ChildProcess("/usr/bin/kwalletd5", [], environment: environment)
+        defer {
+            kill(daemon.pid, SIGKILL)
+            _ = try? daemon.wait()
+        }
+        // Wait until it owns its name (a call to it succeeds); bounded, not timed.
+        var up = false
+        for _ in 0..<400 where !up {
+            let ping = try Idtool.runProgram(
+                URL(fileURLWithPath: "/usr/bin/dbus-send"),
+                ["--session", "--print-reply", "--dest=org.kde.kwalletd5", "/modules/kwalletd5", "org.kde.KWallet.isEnabled"],
+                environment: environment)
+            up = ping.status == 0
+            if !up { usleep(25_000) }
+        }
+        try #require(up, "kwalletd5 did not come up on the private bus")
+
+        let run = try Idtool.run(["doctor"], environment: environment)
+        #expect(run.status == 69, "\(run.stdoutText)\(run.stderr)")
+        #expect(run.stdoutText.contains("FAIL secret service: org.freedesktop.secrets has no owner, but KWallet"), "\(run.stdoutText)")
+        #expect(run.stdoutText.contains("apiEnabled=true under [org.freedesktop.secrets]"), "\(run.stdoutText)")
+    }
+}
