@@ -24,7 +24,8 @@ Where the design allows a change, the change is named, counted and listed (never
   headless-overruled an identifier made with no keyring (the backup alone held it) loses to
                      the keyring's, which another environment made meanwhile;
   double-loss        every store that held the identifier was deleted;
-  planted-item       a foreign item planted while the scope's own item was missing wins;
+  planted-item       a foreign item planted while the scope's own item was missing wins (and,
+                     when it lived only in memory, a restart brings the scope's own back);
   provider-crash-loss a provider that saves its file later (KWallet, KeePassXC) was killed right
                      after a write, and the environment's backup was gone too.
 Exit status: 0 when no invariant broke, 1 otherwise (every violation is printed with its step).
@@ -65,6 +66,7 @@ class Scope:
         self.history = set()       # every value handed out for this scope
         self.planted = False       # a twin was planted while the item was missing
         self.crash_exposed = False  # the provider was killed before it may have saved the item
+        self.twin_vanished = False  # the value handed out was a twin in memory, gone with a restart
         self.superseded = set()    # values of this epoch that an allowed change replaced
         self.void = set()          # values a successful reset removed
 
@@ -223,8 +225,13 @@ class Chaos:
             self.allow("stale-backup", f"{env} served an identifier an allowed change replaced, from its backup")
             return
         # The value changed within an epoch: only a named exception may explain it.
-        if scope.maybe_reset:
+        if scope.twin_vanished and value in scope.superseded:
+            # The twin that won lived in memory only; the restart took it, and the scope's own
+            # identifier came back from where it was kept.
+            self.allow("planted-item", "a planted twin that won vanished with the daemon's memory; the scope's own identifier is back")
+        elif scope.maybe_reset:
             self.allow("killed-reset", "a reset killed mid-way took effect")
+            scope.maybe_reset = set()  # its marker is spent
         elif self.same_second(scope.value):
             self.allow("same-second", "a foreign item made within a second of a reset counted as older than it")
         elif scope.headless_only:
@@ -245,8 +252,9 @@ class Chaos:
         scope.superseded.add(scope.value)
         scope.value = value
         scope.places = set()
-        scope.maybe_reset = set()
+        # A killed reset's marker not yet spent can still take effect later.
         scope.planted = False
+        scope.twin_vanished = False
         self.record_places(scope, env, stored_in, provenance)
 
     def record_places(self, scope, env, stored_in, provenance):
@@ -285,6 +293,7 @@ class Chaos:
         scope.headless_only = False
         scope.maybe_reset = set()
         scope.planted = False
+        scope.twin_vanished = False
         scope.superseded = set()
 
     # ---- operations -----------------------------------------------------------------------
@@ -386,6 +395,7 @@ class Chaos:
         for scope in self.scopes:
             if scope.value in self.session_values:
                 scope.places.discard("keyring")
+                scope.twin_vanished = True
             elif killed and not SAVES_BEFORE_ANSWERING and "keyring" in scope.places:
                 scope.places.discard("keyring")
                 scope.crash_exposed = True
@@ -530,6 +540,7 @@ class Chaos:
         self.resume()
         self.ctl_run("restart")
         for scope in self.scopes:
+            awaiting_reset = False
             for env in ("desktop", "sandbox"):
                 rc, out, err = self.idtool_run(env, ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)])
                 if rc != 0:
@@ -537,10 +548,13 @@ class Chaos:
                     lost = "keyring" not in scope.places and self.state_of(env) not in scope.places
                     if rc == 69 and "reset" in err and (scope.value is None or lost):
                         self.allow("corrupt-backup-awaits-reset", f"{env}: {scope.name}")
+                        awaiting_reset = True
                         continue
                     self.violate(f"final get of {scope.name} in {env} exited {rc} with the keyring healthy", 2)
                     continue
                 self.get_result(scope, env, rc, out)
+            if awaiting_reset:
+                continue  # by design no item exists until a reset: nothing to count
             count = self.item_count(scope)
             if scope.value is not None and count != 1:
                 self.violate(f"{scope.kind} {scope.name}: {count} identity items at the end, expected 1", 2)
