@@ -2,6 +2,7 @@
 // The suite is serialized: some tests lock or restart the shared daemon, and always restore it.
 import Foundation
 import Keyring
+import TestSupport
 import Testing
 @testable import DeviceIdentity
 
@@ -140,15 +141,24 @@ struct ResolverKeyringTests {
         #expect(withBackup.provenance == .backup)
         #expect(withBackup.keyringProblem == .locked(itemExists: true, unlock: .notAsked))
 
-        // Without a backup: an error, never a new value. The resolver asked to unlock; this
-        // harness has no prompter (no display), so gnome-keyring dismissed the prompt.
-        let error = identityError { try fixture.resolver(backup: false).resolve() }
-        #expect(error == .keyring(.locked(itemExists: true, unlock: .dismissed)))
+        // Without a backup, and not allowed to ask: an error, never a new value.
+        let never = Keyring(timeout: .seconds(5), unlock: .never)
+        let error = identityError { try fixture.resolver(keyring: never, backup: false).resolve() }
+        #expect(error == .keyring(.locked(itemExists: true)))
 
         // A brand-new app in a locked keyring is not a proven absence either.
-        let brandNew = identityError { try fresh.resolver().resolve() }
-        #expect(brandNew == .keyring(.locked(itemExists: false, unlock: .dismissed)))
+        let brandNew = identityError { try fresh.resolver(keyring: never).resolve() }
+        #expect(brandNew == .keyring(.locked(itemExists: false)))
         #expect(!FileManager.default.fileExists(atPath: fresh.backupPath))
+
+        // Allowed to ask, the resolver prompts. This harness's gnome-keyring has no prompter (no
+        // display), so the prompt is dismissed; kwalletd5's completes silently (empty password).
+        if TestProvider.isGnomeKeyring {
+            let prompted = identityError { try fixture.resolver(backup: false).resolve() }
+            #expect(prompted == .keyring(.locked(itemExists: true, unlock: .dismissed)))
+        } else if TestProvider.isKWallet {
+            #expect(try fixture.resolver(backup: false).resolve().value == original, "unlocked by the prompt, then read")
+        }
 
         try keyringCtl("restart")
         #expect(try fixture.resolver().resolve().value == original)
@@ -338,7 +348,9 @@ struct ResolverKeyringTests {
         let value = try fixture.resolver().identifier()
         try keyringCtl("lock")
         defer { try? keyringCtl("restart") }
-        let error = identityError { try fixture.resolver(backup: false).resolve() }
+        let never = Keyring(timeout: .seconds(5), unlock: .never)
+        let error = identityError { try fixture.resolver(keyring: never, backup: false).resolve() }
+        #expect(error != nil)
         #expect(!String(describing: error).contains(value))
         let served = try fixture.resolver().resolve()
         #expect(!served.description.contains(value))
