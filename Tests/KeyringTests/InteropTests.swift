@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 /// The interop contract: service = identifier, username = account.
 @Suite("Interop with python-keyring, secret-tool and secretstorage, both directions")
@@ -38,13 +39,17 @@ struct InteropTests {
     @Test("SecretStore reads what secretstorage wrote, including binary bytes")
     func readsSecretStorage() throws {
         try requireTestKeyring()
+        // secretstorage's default type is text/plain, which KeePassXC keeps in the password field,
+        // a string that cannot hold these bytes: a binary writer there must name another type.
+        let binaryContentType = TestProvider.isKeePassXC ? "application/octet-stream" : "text/plain"
         let id = uniqueID("ss-in"), account = "acct-\(UUID().uuidString)"
         try mustRun(python, ["-c", """
             import sys, secretstorage
             conn = secretstorage.dbus_init()
             coll = secretstorage.get_default_collection(conn)
-            coll.create_item("ss label", {"service": sys.argv[1], "username": sys.argv[2]}, bytes([0, 255, 1, 254]))
-            """, id, account])
+            coll.create_item("ss label", {"service": sys.argv[1], "username": sys.argv[2]}, bytes([0, 255, 1, 254]),
+                             content_type=sys.argv[3])
+            """, id, account, binaryContentType])
         let store = try SecretStore(identifier: id)
         defer { try? store.reset() }
         #expect(try store.data(forKey: .valueData) == Data([0, 255, 1, 254]))

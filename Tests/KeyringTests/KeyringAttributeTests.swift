@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 @Suite("The lower-level Keyring: items by attribute dictionary")
 struct KeyringAttributeTests {
@@ -50,12 +51,12 @@ struct KeyringAttributeTests {
         #expect(try Keyring.default.firstItem(["service": uniqueID("miss")]) == nil)
     }
 
-    @Test("status reports gnome-keyring-daemon with an unlocked default collection")
+    @Test("status reports the provider's process (gnome-keyring-daemon, keepassxc) with an unlocked default collection")
     func statusIsHealthy() async throws {
         try requireTestKeyring()
         let status = blockingStatus()
         #expect(status.isReachable)
-        #expect(status.provider == "gnome-keyring-daemon")
+        #expect(status.provider == TestProvider.processName)
         #expect(status.hasDefaultCollection)
         #expect(!status.isLocked)
         #expect(status.problem == nil)

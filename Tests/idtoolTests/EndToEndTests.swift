@@ -165,7 +165,7 @@ struct KeyringEndToEndTests {
         for check in ["session bus", "secret service", "default collection", "default collection unlocked"] {
             #expect(lines.contains { $0.hasPrefix("ok \(check): ") }, "\(run.stdoutText)")
         }
-        #expect(run.stdoutText.contains("gnome-keyring-daemon"))
+        #expect(run.stdoutText.contains(TestProvider.processName))
         let json = try Idtool.run(["doctor", "--json"])
         #expect(json.status == 0)
         let object = try #require(JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])

@@ -98,8 +98,9 @@ provider_start() {
   local dir
   dir=$(kpx_dir)
   # Its single-instance lock and sockets live in TMPDIR: keep them private too.
-  printf %s "$WITH_KEYRING_PASSWORD" |
-    TMPDIR="$dir/tmp" QT_QPA_PLATFORM=offscreen setsid keepassxc --pw-stdin "$dir/keyring.kdbx" >>"$dir/log" 2>&1 &
+  # In a subshell, so it is no job of this shell (no "Killed" notice when stop needs KILL).
+  (printf %s "$WITH_KEYRING_PASSWORD" |
+    TMPDIR="$dir/tmp" QT_QPA_PLATFORM=offscreen setsid keepassxc --pw-stdin "$dir/keyring.kdbx" >>"$dir/log" 2>&1 &)
   wait_for yes
   # It owns the name before the database is open; a write in that gap would get a dialog.
   kpx_wait_locked "$(kpx_collection keyring)" false
