@@ -40,12 +40,15 @@ struct ProviderCommandTests {
         let app = Self.newApp()
         let value = try Idtool.run(["get", "--app", app]).stdoutText
         try #require(!value.isEmpty)
-        try Self.ctl("lock")
+        // On KeePassXC the harder case: a second database is the (unlocked) default, the
+        // identifier's database is locked and hides it.
+        if TestProvider.isKeePassXC { try Self.ctl("second-db") }
+        try Self.ctl("lock", "keyring")
         defer { _ = try? Self.ctl("restart") }
         let reset = try Idtool.run(["reset", "--app", app])
         #expect(reset.status == 75)
         #expect(FileManager.default.fileExists(atPath: Self.backupPath(app: app)), "the backup survives")
-        try Self.ctl("unlock")
+        try Self.ctl("unlock", "keyring")
         #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
     }
 
