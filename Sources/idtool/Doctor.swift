@@ -57,7 +57,9 @@ enum Doctor {
 
     static func run(json: Bool, timeout: Duration, environment: [String: String]) -> Int32 {
         let status = KeyringProbe(Keyring(timeout: timeout).status())
-        let checks = keyringChecks(status, environment: environment) + IdentityCommands.doctorChecks()
+        // KeePassXC's settings decide whether unattended calls work: explain them.
+        let provider = status.provider == "keepassxc" ? [keePassXCCheck(environment: environment)] : []
+        let checks = keyringChecks(status, environment: environment) + provider + IdentityCommands.doctorChecks()
         let code = exitStatus(checks)
         Output.print(json ? self.json(checks) + "\n" : text(checks))
         if code != .ok {

@@ -86,7 +86,8 @@ struct ProviderMatrixTests {
             items = list(secretstorage.get_default_collection(conn).search_items({"service": sys.argv[1]}))
             print(items[0].get_secret_content_type(), end="")
             """, id])
-        #expect(type.text == SecretStore.valueContentType)
+        // gnome-keyring does not keep content types: it reports every secret as text/plain.
+        #expect(type.text == (TestProvider.isGnomeKeyring ? "text/plain" : SecretStore.valueContentType))
     }
 
     @Test("Keyring.store run three times leaves one item with the last secret")

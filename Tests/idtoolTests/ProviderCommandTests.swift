@@ -139,4 +139,18 @@ struct ProviderCommandTests {
             #expect(try Idtool.run(["item", "get", id]).stdout == value, "after restart: \(value as NSData)")
         }
     }
+
+    @Test(
+        "doctor names KeePassXC and explains its settings as the harness wrote them",
+        .enabled(if: TestProvider.isKeePassXC, "the keepassxc settings line appears only with KeePassXC"))
+    func doctorKeePassXC() throws {
+        try Idtool.requireTestKeyring()
+        let run = try Idtool.run(["doctor"])
+        #expect(run.status == 0, "\(run.stdoutText)\(run.stderr)")
+        #expect(run.stdoutText.contains("ok secret service: provided by keepassxc"))
+        let line = run.stdoutText.split(separator: "\n").first { $0.hasPrefix("ok keepassxc settings: ") } ?? ""
+        for fragment in ["exposed to the Secret Service", "UnlockBeforeSearch=false:", "ConfirmAccessItem=false:", "ConfirmDeleteItem=false:"] {
+            #expect(line.contains(fragment), "\(run.stdoutText)")
+        }
+    }
 }
