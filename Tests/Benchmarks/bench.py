@@ -216,8 +216,9 @@ for x in results:
     ratio = f"{x['ratio']:.2f}" if x["ratio"] else "—"
     lines.append(f"| {x['case']}: {x['name']} | {fmt(x['ours'], x['unit'])} | {fmt(x['reference'], x['unit'])} | {ratio} | "
                  f"n={x['n_ours']}/{x['n_reference']}; {x['notes']} |")
-lines += ["", "Medians; ratio = ours / reference from this one run. Growth (case 5):", ""]
-lines += ["| unrelated items | ours | reference | ratio | fill time |", "|---|---|---|---|---|"]
+lines += ["", "Medians; ratio = ours / reference from this one run." + (" Growth (case 5):" if scale else ""), ""]
+if scale:
+    lines += ["| unrelated items | ours | reference | ratio | fill time |", "|---|---|---|---|---|"]
 for s in scale:
     ratio = s["ours_ms"] / s["reference_ms"]
     fill = f"{s['populate_seconds']:.0f} s for {s['added']}" if s["populate_seconds"] else "—"
