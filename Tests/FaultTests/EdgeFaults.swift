@@ -90,7 +90,9 @@ struct EdgeFaults {
 
     // MARK: 1. Twins
 
-    @Test("a locked original is never displaced by an unlocked younger twin in the session collection")
+    @Test(
+        "a locked original is never displaced by an unlocked younger twin in the session collection",
+        .enabled(if: TestProvider.isGnomeKeyring, "puts the twin in gnome-keyring's in-memory session collection"))
     func lockedOriginalBeatsUnlockedTwin() throws {
         let box = try Sandbox()
         let app = Fault.newApp("twin-locked")
@@ -117,7 +119,9 @@ struct EdgeFaults {
         #expect(!FileManager.default.fileExists(atPath: box.backupPath(app)), "no backup written from the twin")
     }
 
-    @Test("two readable twins resolve to the oldest, report the conflict, and leave one item")
+    @Test(
+        "two readable twins resolve to the oldest, report the conflict, and leave one item",
+        .enabled(if: TestProvider.isGnomeKeyring, "puts the twin in gnome-keyring's in-memory session collection"))
     func readableTwinsResolveToOldest() throws {
         let box = try Sandbox()
         let app = Fault.newApp("twin-readable")

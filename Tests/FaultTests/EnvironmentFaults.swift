@@ -76,7 +76,9 @@ struct EnvironmentFaults {
         return line.split(separator: "\"").dropFirst().first.map(String.init) ?? ""
     }
 
-    @Test("no default collection: a stored identifier is still served; a new one waits in the backup and is pushed later")
+    @Test(
+        "no default collection: a stored identifier is still served; a new one waits in the backup and is pushed later",
+        .enabled(if: TestProvider.isGnomeKeyring, "removes the alias through gnome-keyring's keyrings/default file"))
     func noDefaultCollection() throws {
         let box = try Sandbox()
         let app = Fault.newApp("nodefault")
@@ -147,7 +149,9 @@ struct EnvironmentFaults {
         #expect(try Fault.keyringItemCount(app: app) == 1)
     }
 
-    @Test("daemon killed between two calls: D-Bus activation brings a daemon without the password; the backup serves")
+    @Test(
+        "daemon killed between two calls: D-Bus activation brings a daemon without the password; the backup serves",
+        .enabled(if: TestProvider.isGnomeKeyring, "relies on gnome-keyring's D-Bus activation; KeePassXC has none"))
     func killedBetweenCalls() throws {
         let box = try Sandbox()
         let app = Fault.newApp("killed")
@@ -258,7 +262,10 @@ struct EnvironmentFaults {
         Fault.restoreDaemon()
         let after = try box.idtool(["get", "--app", app, "--json"])
         #expect(after.json?["identifier"] as? String == id)
-        #expect(after.json?["provenance"] as? String == "keyring", "\(after.summary)")
+        // KeePassXC saves changes a moment after making them: a KILL may lose the item, and the
+        // backup then serves the same identifier (and writes it back).
+        let provenances = TestProvider.isKeePassXC ? ["keyring", "backup"] : ["keyring"]
+        #expect(provenances.contains(after.json?["provenance"] as? String ?? ""), "\(after.summary)")
     }
 
     @Test("keyring item deleted behind our back: served from the backup and written back")
