@@ -305,4 +305,53 @@ static inline gboolean kr_variant_tuple_strings_contains(GVariant *reply, const 
     return found;
 }
 
+// Collection lock states, read straight from the service (KeePassXC hides a locked database's items).
+
+/// `(ss)` tuple for Properties.Get (interface, property).
+static inline GVariant *kr_variant_two_strings_tuple(const char *first, const char *second) {
+    return g_variant_new("(ss)", first, second);
+}
+
+/// The object paths in a Properties.Get reply, `(v)` holding `ao`; NULL-terminated, free with
+/// g_strfreev. NULL when the reply has another shape.
+static inline gchar **kr_variant_object_paths(GVariant *reply) {
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(v)"))) return NULL;
+    GVariant *value = NULL;
+    g_variant_get(reply, "(v)", &value);
+    gchar **paths = NULL;
+    if (g_variant_is_of_type(value, G_VARIANT_TYPE("ao"))) paths = g_variant_dup_objv(value, NULL);
+    g_variant_unref(value);
+    return paths;
+}
+
+/// The boolean in a Properties.Get reply, `(v)` holding `b`: 1 or 0, or -1 for another shape.
+static inline int kr_variant_boolean(GVariant *reply) {
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(v)"))) return -1;
+    GVariant *value = NULL;
+    g_variant_get(reply, "(v)", &value);
+    int result = g_variant_is_of_type(value, G_VARIANT_TYPE_BOOLEAN) ? (g_variant_get_boolean(value) ? 1 : 0) : -1;
+    g_variant_unref(value);
+    return result;
+}
+
+/// `(a{ss})` tuple for SearchItems, from a string table.
+static inline GVariant *kr_variant_attributes_tuple(GHashTable *table) {
+    GVariantBuilder builder;
+    g_variant_builder_init(&builder, G_VARIANT_TYPE("a{ss}"));
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, table);
+    while (g_hash_table_iter_next(&iter, &key, &value)) g_variant_builder_add(&builder, "{ss}", key, value);
+    return g_variant_new("(a{ss})", &builder);
+}
+
+/// The two path lists of a SearchItems reply, `(aoao)`, each NULL-terminated (free with
+/// g_strfreev); both NULL when the reply has another shape.
+static inline void kr_search_reply(GVariant *reply, gchar ***unlocked, gchar ***locked) {
+    *unlocked = NULL;
+    *locked = NULL;
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(aoao)"))) return;
+    g_variant_get(reply, "(^ao^ao)", unlocked, locked);
+}
+
 #endif

@@ -249,7 +249,8 @@ public struct Keyring: Sendable {
     /// Deletes every unlocked item whose attributes include `attributes`.
     /// - Parameter attributes: the attributes to match; at least one is required.
     /// - Returns: how many items were deleted.
-    /// - Throws: `KeyringError.locked` when a matching item is locked (nothing is deleted then).
+    /// - Throws: `KeyringError.locked` when a matching item is locked, or when nothing matches and
+    ///   a collection is locked (its items may be hidden); nothing is deleted then.
     @discardableResult
     public func delete(_ attributes: [String: String]) throws(KeyringError) -> Int {
         try delete(attributes, cancellation: nil)
@@ -261,6 +262,8 @@ public struct Keyring: Sendable {
         return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            // A miss while a collection is locked may be a hidden item (KeePassXC): not "nothing to delete".
+            if items.isEmpty { try call.throwIfLockedMiss(items) }
             for item in items { try call.deleteItem(at: item.objectPath) }
             return items.count
         }
@@ -351,8 +354,11 @@ extension ServiceCall {
     ) throws(KeyringError) -> Bool {
         // gnome-keyring stamps schema-less items with xdg:schema=org.freedesktop.Secret.Generic;
         // unless the caller names a schema, that stamp is not part of the comparison.
+        // KeePassXC adds Title, Uuid, Path and others to every item; those the caller did not
+        // name are not part of the comparison either.
         let comparable: ([String: String]) -> [String: String] = { item in
-            attributes["xdg:schema"] == nil ? item.filter { $0.key != "xdg:schema" } : item
+            let own = ProviderAttributes.withoutAdded(item, keeping: Set(attributes.keys))
+            return attributes["xdg:schema"] == nil ? own.filter { $0.key != "xdg:schema" } : own
         }
         let exact = try search(attributes).filter { comparable($0.attributes) == attributes }
         if exact.contains(where: \.isLocked) { throw .locked(itemExists: true) }

@@ -70,7 +70,7 @@ public struct SecretStore: Sendable {
     ///   - key: which part of the item to write.
     /// - Throws: `KeyringError.locked`, `.noDefaultCollection`, `.invalidArgument`, or another `KeyringError`.
     public func setObject(_ value: String, forKey key: Key) throws(KeyringError) {
-        try write(key == .valueData ? .secret(Data(value.utf8), "text/plain") : .text(value), forKey: key, cancellation: nil)
+        try write(key == .valueData ? .secret(Data(value.utf8), Self.valueContentType) : .text(value), forKey: key, cancellation: nil)
     }
 
     /// Reads one key as bytes. For `.valueData` this is byte-exact (NUL bytes, invalid UTF-8).
@@ -82,7 +82,7 @@ public struct SecretStore: Sendable {
     }
 
     /// Writes one key from bytes. For `.valueData` the bytes are stored exactly, as
-    /// `application/octet-stream` unless they are UTF-8 text. Other keys must be UTF-8.
+    /// `application/octet-stream` (see `valueContentType`). Other keys must be UTF-8.
     /// - Parameters:
     ///   - data: the bytes to store.
     ///   - key: which part of the item to write.
@@ -97,7 +97,8 @@ public struct SecretStore: Sendable {
     /// Other clients' items that share the identifier but differ in another attribute, such as
     /// `secret-tool`'s `service S username bob` beside this wrapper's `username alice`, are left
     /// alone; a later read may then return one of those.
-    /// - Throws: `KeyringError.locked` when a matching item is locked (nothing is removed), or another `KeyringError`.
+    /// - Throws: `KeyringError.locked` when a matching item is locked, or when none matches and a
+    ///   collection is locked (its items may be hidden); nothing is removed then. Or another `KeyringError`.
     public func reset() throws(KeyringError) {
         try reset(cancellation: nil)
     }
@@ -135,6 +136,15 @@ public struct SecretStore: Sendable {
 // MARK: - Implementation
 
 extension SecretStore {
+    /// The content type of every value `setObject` and `setData` write, text included.
+    ///
+    /// Providers change `text/plain` secrets: KeePassXC puts them in the entry's password field,
+    /// which resolves placeholders such as `{TITLE}` on read and drops NUL bytes on save; KWallet
+    /// cuts `text/*` at a NUL. Other types both keep byte for byte (KeePassXC as an attachment).
+    /// Other clients still read them: `secret-tool lookup` prints the bytes, and libsecret's
+    /// password lookup and python-keyring accept `application/octet-stream` that is UTF-8.
+    public static let valueContentType = "application/octet-stream"
+
     /// The libsecret schema name written into `xdg:schema`; reads never require it.
     static let schemaName = "io.keyringidentity.SecretStore"
     static let groupAttribute = "access-group"
@@ -145,10 +155,7 @@ extension SecretStore {
     }
 
     static func payload(_ data: Data, forKey key: Key) throws(KeyringError) -> Payload {
-        if key == .valueData {
-            let isText = String(validating: data, as: UTF8.self) != nil
-            return .secret(data, isText ? "text/plain" : "application/octet-stream")
-        }
+        if key == .valueData { return .secret(data, valueContentType) }
         guard let text = String(validating: data, as: UTF8.self) else {
             throw .invalidArgument("the \(key.rawValue) value is not UTF-8 text; only the value itself may be binary")
         }
@@ -208,9 +215,10 @@ extension SecretStore {
         return found.bytes
     }
 
-    /// Attributes without libsecret's schema stamp, which gnome-keyring rewrites on its own.
+    /// Attributes without libsecret's schema stamp, which gnome-keyring rewrites on its own, and
+    /// without those a provider adds (KeePassXC's Title, Uuid, Path and others).
     static func comparable(_ attributes: [String: String]) -> [String: String] {
-        attributes.filter { $0.key != "xdg:schema" }
+        ProviderAttributes.withoutAdded(attributes).filter { $0.key != "xdg:schema" }
     }
 
     /// Names this wrapper's item in the path cache; NUL cannot occur in either part.
@@ -247,7 +255,9 @@ extension SecretStore {
             case (_, .secret(let bytes, let type)): try call.updateItem(at: item.objectPath, secret: (bytes, type))
             case (.label, .text(let text)): try call.updateItem(at: item.objectPath, label: text)
             case (_, .text(let text)):
-                var attributes = item.attributes
+                // Only the attributes clients set: KeePassXC refuses an update that names its
+                // read-only Uuid or Path, and keeps the attributes it adds on its own.
+                var attributes = ProviderAttributes.withoutAdded(item.attributes)
                 attributes[key.attributeName] = text
                 try call.updateItem(at: item.objectPath, attributes: attributes)
             }
@@ -261,7 +271,7 @@ extension SecretStore {
         attributes["username"] = ""
         attributes["xdg:schema"] = Self.schemaName
         var label = identifier
-        var secret = (Data(), "text/plain")
+        var secret = (Data(), Self.valueContentType)
         switch (key, payload) {
         case (_, .secret(let bytes, let type)): secret = (bytes, type)
         case (.label, .text(let text)): label = text
@@ -277,7 +287,8 @@ extension SecretStore {
         return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
             let items = try call.search(searchAttributes).filter(owns)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
-            guard let target = items.first else { return }
+            // A miss while a collection is locked may be a hidden item (KeePassXC): not "done".
+            guard let target = items.first else { return try call.throwIfLockedMiss(items) }
             // The item reads use, and copies of it that differ at most in the schema stamp.
             let same = Self.comparable(target.attributes)
             for item in items where item.objectPath == target.objectPath || Self.comparable(item.attributes) == same {

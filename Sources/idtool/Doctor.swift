@@ -72,10 +72,12 @@ enum Doctor {
         let keyring = Keyring(timeout: timeout)
         let status = KeyringProbe(keyring.status())
         let backend = keyring.backend.resolved
+        // KeePassXC's settings decide whether unattended calls work: explain them.
+        let provider = backend != .file && status.provider == "keepassxc" ? [keePassXCCheck(environment: environment)] : []
         let keyringChecks =
             backend == .file
             ? fileChecks(status, path: KeyringBackend.keyringFilePath)
-            : keyringChecks(status, environment: environment)
+            : keyringChecks(status, environment: environment) + provider
         let checks = [backendCheck(keyring.backend)] + keyringChecks + IdentityCommands.doctorChecks()
         let code = exitStatus(checks)
         Output.print(json ? self.json(checks) + "\n" : text(checks))

@@ -13,11 +13,12 @@ US = "\x1f"
 
 
 def parse_args(argv):
-    opts = {"quick": False, "json": None, "max_items": 10000}
+    opts = {"quick": False, "json": None, "max_items": 10000, "process_only": False}
     i = 0
     while i < len(argv):
         a = argv[i]
         if a == "--quick": opts["quick"] = True
+        elif a == "--process-only": opts["process_only"] = True
         elif a in ("--json", "--idtool", "--bench", "--reference", "--max-items", "--machine"):
             opts[a[2:].replace("-", "_")] = argv[i + 1]; i += 1
         else: sys.exit(f"bench.py: unknown argument {a}")
@@ -134,35 +135,36 @@ record("1d", "start-up: `idtool --version` vs C program linked to libsecret doin
        f"secret-tool (usage, exit 2): {med(S['secret_tool_usage'])/1e6:.2f} ms; /bin/true: {med(S['true'])/1e6:.2f} ms")
 
 # ---------------------------------------------------------------- case 2
-def read_case(rounds, block):
-    return interleaved(lambda r: [BENCH, "read", str(block), "bench.item"],
-                       lambda r: [REF, "lookup", str(block), "service", "bench.item", "username", ""], rounds)
+if not O["process_only"]:  # cases 2, 3, 4 and 6 are in-process
+    def read_case(rounds, block):
+        return interleaved(lambda r: [BENCH, "read", str(block), "bench.item"],
+                           lambda r: [REF, "lookup", str(block), "service", "bench.item", "username", ""], rounds)
 
-log(f"case 2: warm in-process reads, {P['read_rounds']} rounds x {P['read_block']} calls each side")
-o, r, of, rf = read_case(P["read_rounds"], P["read_block"])
-record("2", "warm `SecretStore.object(forKey: .valueData)` vs `secret_password_lookupv_sync` (C loop)", o, r,
-       f"{items} unrelated items; first call in process: ours {med(of)/1e6:.1f} ms, C {med(rf)/1e6:.1f} ms")
-record("2a", "first call in a process (connect + session + read)", of, rf, f"{len(of)} processes each")
+    log(f"case 2: warm in-process reads, {P['read_rounds']} rounds x {P['read_block']} calls each side")
+    o, r, of, rf = read_case(P["read_rounds"], P["read_block"])
+    record("2", "warm `SecretStore.object(forKey: .valueData)` vs `secret_password_lookupv_sync` (C loop)", o, r,
+           f"{items} unrelated items; first call in process: ours {med(of)/1e6:.1f} ms, C {med(rf)/1e6:.1f} ms")
+    record("2a", "first call in a process (connect + session + read)", of, rf, f"{len(of)} processes each")
 
-# ---------------------------------------------------------------- case 3
-log("case 3: warm identifier()")
-s = samples(run([BENCH, "warm-id", str(P["warm_batches"]), "bench.app"]).stdout)
-record("3", "warm `IdentifierResolver.identifier()` (from memory), ns per call", s["warm"], None,
-       "median of batches of 100 000 calls; goal < 1000 ns", unit="ns")
+    # ---------------------------------------------------------------- case 3
+    log("case 3: warm identifier()")
+    s = samples(run([BENCH, "warm-id", str(P["warm_batches"]), "bench.app"]).stdout)
+    record("3", "warm `IdentifierResolver.identifier()` (from memory), ns per call", s["warm"], None,
+           "median of batches of 100 000 calls; goal < 1000 ns", unit="ns")
 
-# ---------------------------------------------------------------- case 4
-log("case 4: writes")
-o, r, _, _ = interleaved(lambda k: [BENCH, "write", str(P["write_block"]), "bench.write"],
-                         lambda k: [REF, "store", str(P["write_block"]), "service", "bench.write.ref", "username", ""],
-                         P["write_rounds"])
-record("4", "`SecretStore.setObject` (update existing item) vs `secret_password_storev_sync`", o, r, "warm, in-process")
+    # ---------------------------------------------------------------- case 4
+    log("case 4: writes")
+    o, r, _, _ = interleaved(lambda k: [BENCH, "write", str(P["write_block"]), "bench.write"],
+                             lambda k: [REF, "store", str(P["write_block"]), "service", "bench.write.ref", "username", ""],
+                             P["write_rounds"])
+    record("4", "`SecretStore.setObject` (update existing item) vs `secret_password_storev_sync`", o, r, "warm, in-process")
 
-# ---------------------------------------------------------------- case 6
-log("case 6: cold first-run resolves")
-o, r, _, _ = interleaved(lambda k: [BENCH, "cold", str(P["cold_block"]), f"cold{k}"],
-                         lambda k: [REF, "store-new", str(P["cold_block"]), f"coldref{k}"], P["cold_rounds"])
-record("6", "first-run `resolve()` of a new app (lock, generate, write keyring + backup) vs storev of a new item", o, r,
-       "warm connection, new app each call")
+    # ---------------------------------------------------------------- case 6
+    log("case 6: cold first-run resolves")
+    o, r, _, _ = interleaved(lambda k: [BENCH, "cold", str(P["cold_block"]), f"cold{k}"],
+                             lambda k: [REF, "store-new", str(P["cold_block"]), f"coldref{k}"], P["cold_rounds"])
+    record("6", "first-run `resolve()` of a new app (lock, generate, write keyring + backup) vs storev of a new item", o, r,
+           "warm connection, new app each call")
 
 # ---------------------------------------------------------------- case 7
 log("case 7: 16-process races")
@@ -181,20 +183,21 @@ race_ok = all(d == 1 for d in distinct_all)
 
 # ---------------------------------------------------------------- case 5
 scale = []
-for size in P["scale_sizes"]:
-    if size > items:
-        log(f"case 5: populate {items} -> {size} unrelated items")
-        t = samples(run([REF, "populate", str(items), str(size)]).stdout, "populate")[0]
-        log(f"  took {t/1e9:.1f} s")
-        scale.append(dict(size=size, populate_seconds=t / 1e9, added=size - items))
-        items = size
-    else:
-        scale.append(dict(size=size, populate_seconds=None, added=0))
-    log(f"case 5: reads with {size} unrelated items")
-    o, r, _, _ = read_case(P["scale_rounds"], P["scale_block"])
-    record(f"5@{size}", f"warm read with {size} unrelated items in the collection", o, r,
-           f"filling to {size} took {scale[-1]['populate_seconds']:.0f} s" if scale[-1]["populate_seconds"] else "")
-    scale[-1].update(ours_ms=results[-1]["ours"], reference_ms=results[-1]["reference"])
+if not O["process_only"]:  # case 5 (scale) is in-process
+    for size in P["scale_sizes"]:
+        if size > items:
+            log(f"case 5: populate {items} -> {size} unrelated items")
+            t = samples(run([REF, "populate", str(items), str(size)]).stdout, "populate")[0]
+            log(f"  took {t/1e9:.1f} s")
+            scale.append(dict(size=size, populate_seconds=t / 1e9, added=size - items))
+            items = size
+        else:
+            scale.append(dict(size=size, populate_seconds=None, added=0))
+        log(f"case 5: reads with {size} unrelated items")
+        o, r, _, _ = read_case(P["scale_rounds"], P["scale_block"])
+        record(f"5@{size}", f"warm read with {size} unrelated items in the collection", o, r,
+               f"filling to {size} took {scale[-1]['populate_seconds']:.0f} s" if scale[-1]["populate_seconds"] else "")
+        scale[-1].update(ours_ms=results[-1]["ours"], reference_ms=results[-1]["reference"])
 
 elapsed = time.monotonic() - started
 log(f"done in {elapsed:.0f} s")
@@ -213,8 +216,9 @@ for x in results:
     ratio = f"{x['ratio']:.2f}" if x["ratio"] else "—"
     lines.append(f"| {x['case']}: {x['name']} | {fmt(x['ours'], x['unit'])} | {fmt(x['reference'], x['unit'])} | {ratio} | "
                  f"n={x['n_ours']}/{x['n_reference']}; {x['notes']} |")
-lines += ["", "Medians; ratio = ours / reference from this one run. Growth (case 5):", ""]
-lines += ["| unrelated items | ours | reference | ratio | fill time |", "|---|---|---|---|---|"]
+lines += ["", "Medians; ratio = ours / reference from this one run." + (" Growth (case 5):" if scale else ""), ""]
+if scale:
+    lines += ["| unrelated items | ours | reference | ratio | fill time |", "|---|---|---|---|---|"]
 for s in scale:
     ratio = s["ours_ms"] / s["reference_ms"]
     fill = f"{s['populate_seconds']:.0f} s for {s['added']}" if s["populate_seconds"] else "—"

@@ -4,6 +4,7 @@ import DeviceIdentity
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 @Suite("Faults: bad input", .serialized)
 struct BadInputFaults {
@@ -69,10 +70,13 @@ struct BadInputFaults {
     /// Every item in every collection, locked or not, as the Secret Service itself lists them
     /// (SearchItems with no attributes, sent with dbus-send: an independent client).
     static func allKeyringItems(sourceLocation: SourceLocation = #_sourceLocation) throws -> Set<String> {
+        // KeePassXC's SearchItems matches nothing for no attributes: list the default collection's Items.
+        let call = TestProvider.isKeePassXC
+            ? ["/org/freedesktop/secrets/aliases/default", "org.freedesktop.DBus.Properties.Get",
+               "string:org.freedesktop.Secret.Collection", "string:Items"]
+            : ["/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SearchItems", "dict:string:string:"]
         let reply = try Fault.run(
-            "/usr/bin/dbus-send",
-            ["--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-             "org.freedesktop.Secret.Service.SearchItems", "dict:string:string:"])
+            "/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets"] + call)
         try #require(reply.status == 0, "SearchItems: \(reply.summary)", sourceLocation: sourceLocation)
         return Set(reply.stdoutText.split(separator: "\n").compactMap { line in
             line.contains("object path \"") ? line.split(separator: "\"").dropFirst().first.map(String.init) : nil

@@ -150,7 +150,9 @@ struct EnvironmentFaults {
         #expect(try Fault.keyringItemCount(app: app) == 1)
     }
 
-    @Test("daemon killed between two calls: D-Bus activation brings a daemon without the password; the backup serves")
+    @Test(
+        "daemon killed between two calls: D-Bus activation brings a daemon without the password; the backup serves",
+        .enabled(if: TestProvider.isGnomeKeyring, "relies on gnome-keyring's D-Bus activation; KeePassXC has none"))
     func killedBetweenCalls() throws {
         let box = try Sandbox()
         let app = Fault.newApp("killed")
@@ -261,7 +263,10 @@ struct EnvironmentFaults {
         Fault.restoreDaemon()
         let after = try box.idtool(["get", "--app", app, "--json"])
         #expect(after.json?["identifier"] as? String == id)
-        #expect(after.json?["provenance"] as? String == "keyring", "\(after.summary)")
+        // KeePassXC saves changes a moment after making them: a KILL may lose the item, and the
+        // backup then serves the same identifier (and writes it back).
+        let provenances = TestProvider.isKeePassXC ? ["keyring", "backup"] : ["keyring"]
+        #expect(provenances.contains(after.json?["provenance"] as? String ?? ""), "\(after.summary)")
     }
 
     @Test("keyring item deleted behind our back: served from the backup and written back")

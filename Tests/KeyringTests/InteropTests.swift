@@ -36,9 +36,10 @@ struct InteropTests {
         #expect(try store.object(forKey: .label) == "x")
     }
 
-    /// secretstorage's default content type is text/plain, which KWallet stores as text: cut at
-    /// the first NUL, invalid UTF-8 replaced. A writer of bytes on KWallet must say they are bytes.
-    static let binaryContentType = TestProvider.isKWallet ? "application/octet-stream" : "text/plain"
+    /// secretstorage's default content type is text/plain, which KWallet stores as text (cut at
+    /// the first NUL, invalid UTF-8 replaced) and KeePassXC keeps in the password field, a string
+    /// that cannot hold these bytes. A writer of bytes there must say they are bytes.
+    static let binaryContentType = TestProvider.isGnomeKeyring ? "text/plain" : "application/octet-stream"
 
     @Test("SecretStore reads what secretstorage wrote, including binary bytes")
     func readsSecretStorage() throws {

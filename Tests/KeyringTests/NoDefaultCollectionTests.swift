@@ -6,7 +6,9 @@ import TestSupport
 /// gnome-keyring 42 does not let SetAlias(default, "/") alone remove the alias: it empties
 /// $XDG_DATA_HOME/keyrings/default and then falls back to "login" on the next ReadAlias. The
 /// alias only disappears when that file names a collection that does not exist.
-@Suite("No default collection")
+@Suite(
+    "No default collection",
+    .enabled(if: TestProvider.isGnomeKeyring, "removes the alias through gnome-keyring's keyrings/default file"))
 struct NoDefaultCollectionTests {
     static let service = "/org/freedesktop/secrets"
 

@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 @Suite("SecretStore round trips against a real keyring")
 struct SecretStoreRoundTripTests {
@@ -104,7 +105,25 @@ struct SecretStoreRoundTripTests {
         #expect(try store.object(forKey: .valueData) == nil)
     }
 
-    @Test("reads go through to the keyring: changes by secret-tool and python are seen at once")
+    // KeePassXC 2.7.4 (Debian 12's) answers secret-tool's create-with-replace over an existing item
+    // with an access dialog, which nobody answers headless (fixed in 2.7.6).
+    @Test(
+        "reads go through to the keyring: secret-tool store replacing our secret is seen at once",
+        .enabled(if: !TestProvider.isKeePassXC, "KeePassXC 2.7.4 opens a dialog on a create-with-replace"))
+    func readsSeeSecretToolReplace() throws {
+        try requireTestKeyring()
+        let id = uniqueID("readthrough-replace")
+        let store = try SecretStore(identifier: id)
+        defer { try? store.reset() }
+        try store.setObject("ours", forKey: .valueData)
+        #expect(try store.object(forKey: .valueData) == "ours")
+        // secret-tool store with the same attributes replaces the secret of our item.
+        try mustRun(secretTool, ["store", "--label=\(id)", "service", id, "username", ""], input: Data("from-secret-tool".utf8))
+        #expect(try store.object(forKey: .valueData) == "from-secret-tool")
+        #expect(try secretToolCount(service: id) == 1)
+    }
+
+    @Test("reads go through to the keyring: changes by python and secret-tool clear are seen at once")
     func readsSeeOtherClientsChanges() throws {
         try requireTestKeyring()
         let id = uniqueID("readthrough")
@@ -112,10 +131,6 @@ struct SecretStoreRoundTripTests {
         defer { try? store.reset() }
         try store.setObject("ours", forKey: .valueData)
         #expect(try store.object(forKey: .valueData) == "ours")
-
-        // secret-tool store with the same attributes replaces the secret of our item.
-        try mustRun(secretTool, ["store", "--label=\(id)", "service", id, "username", ""], input: Data("from-secret-tool".utf8))
-        #expect(try store.object(forKey: .valueData) == "from-secret-tool")
 
         try mustRun(python, ["-c", """
             import sys, secretstorage

@@ -132,6 +132,16 @@ func keyringCtl(_ command: String, sourceLocation: SourceLocation = #_sourceLoca
     return output.text.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
+/// scripts/keyring-ctl with arguments (`lock second`, `second-db`) and extra environment.
+@discardableResult
+func keyringCtl(
+    _ arguments: [String], environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+) throws -> String {
+    let output = try mustRun(
+        repoRoot.appendingPathComponent("scripts/keyring-ctl").path, arguments, environment: environment, sourceLocation: sourceLocation)
+    return output.text.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
 /// How many items `secret-tool search --all service ID` lists (an independent client's view).
 func secretToolCount(service: String) throws -> Int {
     let output = try run(secretTool, ["search", "--all", "service", service])

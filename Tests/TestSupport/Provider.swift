@@ -1,19 +1,27 @@
 // Which Secret Service provider the suites run against (scripts/with-keyring --provider).
 import Foundation
 
-/// The provider under test, from `KEYRING_PROVIDER` (set by scripts/with-keyring).
+/// The Secret Service provider the tests run against: `scripts/with-keyring --provider NAME`
+/// exports it as `KEYRING_PROVIDER`. Tests that depend on one provider's quirks check it and say why.
 public enum TestProvider {
-    /// Its name in scripts/providers/: "gnome-keyring" or "kwallet".
+    /// The provider's name, as in scripts/providers/NAME.sh: "gnome-keyring", "kwallet" or "keepassxc".
     public static let name = ProcessInfo.processInfo.environment["KEYRING_PROVIDER"] ?? "gnome-keyring"
-    /// True under gnome-keyring.
+    /// True under the default scripts/with-keyring.
     public static var isGnomeKeyring: Bool { name == "gnome-keyring" }
-    /// True under KWallet (kwalletd5).
+    /// True under KWallet (kwalletd5, scripts/with-kwallet).
     public static var isKWallet: Bool { name == "kwallet" }
+    /// True under scripts/with-keepassxc.
+    public static var isKeePassXC: Bool { name == "keepassxc" }
     /// The name of the process that owns org.freedesktop.secrets, as `status().provider` reports it.
     public static var processName: String {
         switch name {
         case "kwallet": "kwalletd5"
+        case "keepassxc": "keepassxc"
         default: "gnome-keyring-daemon"
         }
     }
+    /// Whether the provider lists a locked collection's items (as locked). gnome-keyring and
+    /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
+    /// from every search, so a locked item there reads as `.locked(itemExists: false)`.
+    public static var listsLockedItems: Bool { !isKeePassXC }
 }

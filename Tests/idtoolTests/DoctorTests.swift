@@ -117,4 +117,20 @@ struct DoctorTests {
         #expect(list[3]["hint"] as? String != nil)
         #expect(text.hasPrefix(#"{"ok":false,"checks":[{"name":"session bus","ok":true,"detail":"#))
     }
+
+    @Test("KeePassXC: doctor explains the exposed group, UnlockBeforeSearch and the confirmations, from keepassxc.ini or its defaults")
+    func keePassXCSettings() {
+        let defaults = Doctor.keePassXCCheck(ini: nil, path: "/x/keepassxc.ini")
+        #expect(defaults.ok && defaults.name == "keepassxc settings")
+        for fragment in ["exposed to the Secret Service", "UnlockBeforeSearch=true (default)", "ConfirmAccessItem=true (default)",
+                         "ConfirmDeleteItem=true (default)", "[no /x/keepassxc.ini]"] {
+            #expect(defaults.detail.contains(fragment), "\(defaults.detail)")
+        }
+        let ini = "[General]\nUnlockBeforeSearch=true\n\n[FdoSecrets]\nEnabled=true\nUnlockBeforeSearch=false\nConfirmAccessItem=False\n"
+        let set = Doctor.keePassXCCheck(ini: ini, path: "/x/keepassxc.ini")
+        #expect(set.detail.contains("UnlockBeforeSearch=false: locked databases are reported at once"), "\(set.detail)")
+        #expect(set.detail.contains("ConfirmAccessItem=false: reads need no click"))
+        #expect(set.detail.contains("ConfirmDeleteItem=true (default)"))
+        #expect(!Doctor.text([set]).contains("\n    fix:"))
+    }
 }

@@ -25,20 +25,10 @@ extension ServiceCall {
         return items.sorted(by: KeyringItem.isOlder)
     }
 
-    /// The object paths of matching items, unlocked and locked: one SearchItems call.
+    /// The object paths of matching items, unlocked and locked: one SearchItems call, which
+    /// reports a locked collection rather than wait out the deadline (see `searchItems`).
     func searchPaths(_ attributes: [String: String]) throws(KeyringError) -> (unlocked: [String], locked: [String]) {
-        let table = makeTable(attributes)
-        defer { g_hash_table_unref(table) }
-        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-        _ = try throwingGError {
-            secret_service_search_for_dbus_paths_sync(service, nil, table, cancellable, &unlocked, &locked, $0)
-        }
-        defer {
-            g_strfreev(unlocked)
-            g_strfreev(locked)
-        }
-        return (Self.strings(unlocked), Self.strings(locked))
+        try searchItems(attributes)
     }
 
     /// The item's attributes, label and dates, or nil when it no longer exists.
@@ -155,11 +145,12 @@ extension ServiceCall {
         throw .serviceFailure(domain: "libsecret", code: -1, message: "the service returned no secret for an unlocked item")
     }
 
-    /// For a read that found no readable item: locked matches, or a miss in a locked default
-    /// collection, throw `.locked`, so a locked keyring never reads as empty.
+    /// For a read that found no readable item: locked matches, or a miss while any collection is
+    /// locked (KeePassXC hides a locked database's items), throw `.locked`, so a locked keyring
+    /// never reads as empty.
     func throwIfLockedMiss(_ matches: [KeyringItem]) throws(KeyringError) {
         if matches.contains(where: \.isLocked) { throw .locked(itemExists: true) }
-        if try defaultCollectionState()?.locked == true { throw .locked(itemExists: false) }
+        if try anyCollectionLocked() { throw .locked(itemExists: false) }
     }
 
     /// The default collection's label and lock state, or nil when there is no default collection.
@@ -188,6 +179,7 @@ extension ServiceCall {
     func createItem(
         attributes: [String: String], label: String, secret: Data, contentType: String
     ) throws(KeyringError) -> String {
+        try refuseValueTheProviderRejects(secret)
         let path = try withDefaultCollection { collection throws(KeyringError) -> String in
             if secret_collection_get_locked(collection) != 0 { throw .locked(itemExists: false) }
             let table = makeTable(attributes)
@@ -211,6 +203,7 @@ extension ServiceCall {
     func updateItem(
         at path: String, secret: (Data, contentType: String)? = nil, label: String? = nil, attributes: [String: String]? = nil
     ) throws(KeyringError) {
+        if let (bytes, _) = secret { try refuseValueTheProviderRejects(bytes) }
         let item = try throwingGError {
             secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable, $0)
         }

@@ -1,0 +1,58 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Attributes a provider adds to items on its own, which this library neither sends nor compares.
+///
+/// KeePassXC gives every item `Title`, `UserName`, `URL`, `Notes` and the read-only `Uuid` and
+/// `Path` (sending those back fails the whole update), plus `FDO_SECRETS_CONTENT_TYPE` for a
+/// secret kept as an attachment. They are recognised only on an item that carries `Uuid` and
+/// `Path`, so another client's `Title` attribute on gnome-keyring stays an ordinary attribute.
+enum ProviderAttributes {
+    static let keePassXC: Set<String> = ["Title", "UserName", "URL", "Notes", "Uuid", "Path", "FDO_SECRETS_CONTENT_TYPE"]
+
+    /// `attributes` without those the provider added, except any named in `keeping` (what a
+    /// caller asked for explicitly).
+    static func withoutAdded(_ attributes: [String: String], keeping: Set<String> = []) -> [String: String] {
+        guard attributes["Uuid"] != nil, attributes["Path"] != nil else { return attributes }
+        return attributes.filter { !keePassXC.contains($0.key) || keeping.contains($0.key) }
+    }
+}
+
+/// Values a provider refuses to store.
+///
+/// KeePassXC 2.7 rejects a secret that contains a field reference (`{REF:P@I:…}`, the pattern of
+/// its `EntryAttributes` reference regex) with InvalidArgs, whatever the content type; a creation
+/// then leaves an item with an empty secret behind. Such values are refused up front instead.
+enum ProviderValues {
+    /// True when `bytes` holds `{REF:F@S:text}` with F one of TUPANI and S one of TUPANIO
+    /// (ASCII, any case) and a non-empty text without `}`.
+    static func containsFieldReference(_ bytes: Data) -> Bool {
+        let data = [UInt8](bytes)
+        let prefix = Array("{REF:".utf8)
+        func upper(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
+        let fields = Set("TUPANI".utf8), searchIn = Set("TUPANIO".utf8)
+        var start = 0
+        while start + 8 < data.count {
+            defer { start += 1 }
+            guard data[start] == prefix[0], (1..<5).allSatisfy({ upper(data[start + $0]) == prefix[$0] }) else { continue }
+            let field = upper(data[start + 5]), at = data[start + 6], within = upper(data[start + 7]), colon = data[start + 8]
+            guard fields.contains(field), at == UInt8(ascii: "@"), searchIn.contains(within), colon == UInt8(ascii: ":") else { continue }
+            let rest = data[(start + 9)...]
+            if let close = rest.firstIndex(of: UInt8(ascii: "}")), close > start + 9 { return true }
+        }
+        return false
+    }
+}
+
+extension ServiceCall {
+    /// Throws `.invalidArgument` before a write KeePassXC would refuse or store empty (see
+    /// `ProviderValues`). Asks for the provider only when the value holds a field reference.
+    func refuseValueTheProviderRejects(_ secret: Data) throws(KeyringError) {
+        guard ProviderValues.containsFieldReference(secret), providerName() == "keepassxc" else { return }
+        throw .invalidArgument(
+            "KeePassXC refuses values that contain a field reference such as {REF:P@I:…}; store it encoded (e.g. base64)")
+    }
+}

@@ -1,0 +1,76 @@
+// KeePassXC's own behaviour: a locked database hides its items from every search, several
+// databases are several collections (the default alias follows the active one), and with
+// UnlockBeforeSearch=true a search waits on an unlock dialog. Runs only under scripts/with-keepassxc.
+import Foundation
+import Keyring
+import Testing
+import TestSupport
+
+@Suite(
+    "KeePassXC: hidden items of locked databases are locked, never absent", .serialized,
+    .enabled(if: TestProvider.isKeePassXC, "KeePassXC-only behaviour; run under scripts/with-keepassxc"))
+struct KeePassXCTests {
+    @Test("a locked database's item reads, deletes and resets as locked; nothing changes; it is back after unlock")
+    func lockedDatabaseHidesItems() throws {
+        try requireTestKeyring()
+        let id = uniqueID("kpx-locked")
+        let store = try SecretStore(identifier: id)
+        let attributes = ["service": id, "username": ""]
+        try store.setObject("kept", forKey: .valueData)
+        try keyringCtl(["lock"])
+        defer { _ = try? keyringCtl(["unlock"]) }
+        // Searches return nothing while the database is locked.
+        #expect(try Keyring.default.search(attributes).isEmpty)
+        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: false))
+        #expect(keyringError { try Keyring.default.lookup(attributes) } == .locked(itemExists: false))
+        #expect(keyringError { try Keyring.default.delete(attributes) } == .locked(itemExists: false))
+        #expect(keyringError { try store.reset() } == .locked(itemExists: false))
+        try keyringCtl(["unlock"])
+        #expect(try store.object(forKey: .valueData) == "kept")
+        try store.reset()
+    }
+
+    @Test("two databases: the item's one locked, the other active and unlocked: locked, never absent")
+    func secondDatabaseActive() throws {
+        try requireTestKeyring()
+        let id = uniqueID("kpx-two")
+        let store = try SecretStore(identifier: id)
+        try store.setObject("in the first", forKey: .valueData)
+        try keyringCtl(["second-db"])
+        // A restart opens only the first database again, unlocked and default.
+        defer { _ = try? keyringCtl(["restart"]) }
+        try keyringCtl(["lock", "keyring"])
+        let status = Keyring.default.status()
+        #expect(status.hasDefaultCollection && !status.isLocked, "the default alias follows the open second database")
+        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: false))
+        #expect(keyringError { try store.reset() } == .locked(itemExists: false))
+        #expect(keyringError { try Keyring.default.delete(["service": id]) } == .locked(itemExists: false))
+        #expect(keyringError { try Keyring.default.readAll(["service": id]) } == .locked(itemExists: false))
+        try keyringCtl(["unlock", "keyring"])
+        #expect(try store.object(forKey: .valueData) == "in the first")
+        try store.reset()
+    }
+
+    @Test("UnlockBeforeSearch=true: calls on a locked database say locked instead of waiting out the timeout")
+    func unlockBeforeSearch() throws {
+        try requireTestKeyring()
+        try keyringCtl(["restart"], environment: ["KEEPASSXC_UNLOCK_BEFORE_SEARCH": "true"])
+        defer { _ = try? keyringCtl(["restart"]) }
+        let id = uniqueID("kpx-ubs")
+        let attributes = ["service": id, "username": ""]
+        let keyring = Keyring(timeout: .seconds(3))
+        let store = try SecretStore(identifier: id, keyring: keyring)
+        try store.setObject("kept", forKey: .valueData)
+        try keyringCtl(["lock"])
+        // Each search waits on a dialog nobody answers; the library asks the collections instead.
+        #expect(keyringError { try keyring.lookup(attributes) } == .locked(itemExists: false))
+        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: false))
+        #expect(keyringError { try keyring.delete(attributes) } == .locked(itemExists: false))
+        #expect(keyringError { try store.reset() } == .locked(itemExists: false))
+        let write = keyringError { try store.setObject("new", forKey: .valueData) }
+        #expect(write?.isLocked == true, "\(String(describing: write))")
+        try keyringCtl(["unlock"])
+        #expect(try store.object(forKey: .valueData) == "kept")
+        try store.reset()
+    }
+}

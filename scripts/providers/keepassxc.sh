@@ -1,0 +1,147 @@
+# Provider: KeePassXC (sourced by scripts/with-keyring and scripts/keyring-ctl); the contract is in
+# gnome-keyring.sh. KeePassXC runs headless (QT_QPA_PLATFORM=offscreen) on a throwaway database
+# whose group "Secret Service" is exposed through FDO_SECRETS_EXPOSED_GROUP, with every
+# confirmation dialog off (nobody could answer one). Its files live under $WITH_KEYRING_ROOT/keepassxc:
+#   keyring.kdbx   the database opened at start (collection /org/freedesktop/secrets/collection/keyring)
+#   second.kdbx    made and opened by `keyring-ctl second-db` (collection .../collection/second);
+#                  it becomes the active tab, so the default alias then points at it
+#   log            KeePassXC's output
+# Both databases use $WITH_KEYRING_PASSWORD. `keyring-ctl lock|unlock [keyring|second]` picks one
+# (default: keyring). A restart opens only keyring.kdbx.
+# KEEPASSXC_UNLOCK_BEFORE_SEARCH=true|false sets [FdoSecrets] UnlockBeforeSearch (default false:
+# with true, a search touching a locked database opens a dialog nobody answers).
+kpx_dir() { echo "${WITH_KEYRING_ROOT:?run under scripts/with-keyring}/keepassxc"; }
+
+provider_check() {
+  for tool in keepassxc keepassxc-cli; do
+    command -v "$tool" >/dev/null || { echo "with-keyring: $tool is missing; run scripts/bootstrap" >&2; exit 69; }
+  done
+}
+
+provider_session_args() { :; }
+
+# A database named NAME whose group "Secret Service" is exposed; the UUIDs are fixed.
+kpx_make_db() { # kpx_make_db NAME
+  local dir xml
+  dir=$(kpx_dir)
+  xml="$dir/$1.xml"
+  cat >"$xml" <<XML
+<?xml version="1.0" encoding="utf-8" standalone="yes"?>
+<KeePassFile>
+ <Meta>
+  <DatabaseName>$1</DatabaseName>
+  <CustomData>
+   <Item><Key>FDO_SECRETS_EXPOSED_GROUP</Key><Value>{6b657972-696e-6749-6465-6e7469747931}</Value></Item>
+  </CustomData>
+ </Meta>
+ <Root>
+  <Group>
+   <UUID>a2V5cmluZ0lkZW50aXR5MA==</UUID>
+   <Name>$1</Name>
+   <Group><UUID>a2V5cmluZ0lkZW50aXR5MQ==</UUID><Name>Secret Service</Name></Group>
+  </Group>
+ </Root>
+</KeePassFile>
+XML
+  # -t 100: the shortest key derivation keepassxc-cli allows, so unlocking stays quick.
+  local out
+  out=$(printf '%s\n%s\n' "$WITH_KEYRING_PASSWORD" "$WITH_KEYRING_PASSWORD" |
+    keepassxc-cli import -q -p -t 100 "$xml" "$dir/$1.kdbx" 2>&1) ||
+    { echo "keyring-ctl: keepassxc-cli import failed: $out" >&2; return 1; }
+  rm -f "$xml"
+}
+
+# The settings are written at every start, so `KEEPASSXC_UNLOCK_BEFORE_SEARCH=true keyring-ctl restart`
+# changes them; the database is made once.
+kpx_setup() {
+  local dir
+  dir=$(kpx_dir)
+  mkdir -p "$dir/tmp" "$XDG_CONFIG_HOME/keepassxc"
+  chmod 700 "$dir"
+  cat >"$XDG_CONFIG_HOME/keepassxc/keepassxc.ini" <<INI
+[General]
+SingleInstance=false
+RememberLastDatabases=false
+OpenPreviousDatabasesOnStartup=false
+
+[GUI]
+CheckForUpdates=false
+
+[FdoSecrets]
+Enabled=true
+ShowNotification=false
+ConfirmAccessItem=false
+ConfirmDeleteItem=false
+UnlockBeforeSearch=${KEEPASSXC_UNLOCK_BEFORE_SEARCH:-false}
+INI
+  [ -f "$dir/keyring.kdbx" ] || kpx_make_db keyring
+}
+
+kpx_collection() { echo "/org/freedesktop/secrets/collection/${1:-keyring}"; }
+
+kpx_locked() { # kpx_locked OBJECT-PATH: prints true or false
+  dbus --dest=$name "$1" org.freedesktop.DBus.Properties.Get \
+    string:org.freedesktop.Secret.Collection string:Locked 2>/dev/null | awk '/boolean/ {print $3}'
+}
+
+kpx_wait_locked() { # kpx_wait_locked OBJECT-PATH true|false
+  for _ in $(seq 1 200); do
+    [ "$(kpx_locked "$1")" = "$2" ] && return 0
+    sleep 0.05
+  done
+  echo "keyring-ctl: timed out waiting for $1 Locked=$2" >&2
+  return 1
+}
+
+provider_start() {
+  kpx_setup
+  local dir
+  dir=$(kpx_dir)
+  # Its single-instance lock and sockets live in TMPDIR: keep them private too.
+  # In a subshell, so it is no job of this shell (no "Killed" notice when stop needs KILL).
+  (printf %s "$WITH_KEYRING_PASSWORD" |
+    TMPDIR="$dir/tmp" QT_QPA_PLATFORM=offscreen setsid keepassxc --pw-stdin "$dir/keyring.kdbx" >>"$dir/log" 2>&1 &)
+  wait_for yes
+  # It owns the name before the database is open; a write in that gap would get a dialog.
+  kpx_wait_locked "$(kpx_collection keyring)" false
+  kpx_wait_locked /org/freedesktop/secrets/aliases/default false
+}
+
+# Secret Service Lock returns a prompt; running it locks without a dialog.
+provider_lock() { # provider_lock [keyring|second]
+  local path prompt
+  path=$(kpx_collection "${1:-keyring}")
+  prompt=$(dbus --dest=$name /org/freedesktop/secrets org.freedesktop.Secret.Service.Lock "array:objpath:$path" |
+    awk '/object path/ {p=$3} END {gsub(/"/, "", p); print p}')
+  if [ -n "$prompt" ] && [ "$prompt" != / ]; then
+    dbus --dest=$name "$prompt" org.freedesktop.Secret.Prompt.Prompt string: >/dev/null
+  fi
+  kpx_wait_locked "$path" true
+}
+
+# Unlocking through the Secret Service always opens a dialog; KeePassXC's own interface does not.
+provider_unlock() { # provider_unlock [keyring|second]
+  local db=${1:-keyring}
+  dbus --dest=org.keepassxc.KeePassXC.MainWindow /keepassxc org.keepassxc.KeePassXC.MainWindow.openDatabase \
+    "string:$(kpx_dir)/$db.kdbx" "string:$WITH_KEYRING_PASSWORD" string: >/dev/null
+  kpx_wait_locked "$(kpx_collection "$db")" false
+}
+
+# A second database, opened (and made the active tab, so the default alias) beside the first.
+provider_second_db() {
+  [ -f "$(kpx_dir)/second.kdbx" ] || kpx_make_db second
+  provider_unlock second
+}
+
+# SIGTERM is ignored during a deferred save or while a dialog is open; by the grace period's
+# end it has saved, so KILL then loses nothing.
+stop() { # stop [signal]
+  local pid
+  pid=$(daemon_pid || true)
+  [ -n "$pid" ] || return 0
+  kill "-${1:-TERM}" "$pid" 2>/dev/null || true
+  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  wait_for no
+}
