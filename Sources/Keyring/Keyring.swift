@@ -280,7 +280,10 @@ public struct Keyring: Sendable {
             if item.isLocked, try call.properties(at: item.objectPath, isLocked: false)?.isLocked != false {
                 throw .locked(itemExists: true)
             }
-            return try call.secretOfExistingItem(at: item.objectPath)?.bytes
+            if let secret = try call.secretOfExistingItem(at: item.objectPath) { return secret.bytes }
+            // Gone, or hidden by a locked collection (KeePassXC hides a locked database's items).
+            if try call.anyCollectionLocked() { throw .locked(itemExists: false) }
+            return nil
         }
     }
 
@@ -293,8 +296,10 @@ public struct Keyring: Sendable {
             do throws(KeyringError) {
                 try call.deleteItem(at: item.objectPath)
             } catch {
-                // Only an item that is really gone makes a failed delete a success.
+                // Only an item that is really gone makes a failed delete a success; one a locked
+                // collection may hide (KeePassXC) is not known to be gone.
                 if try call.properties(at: item.objectPath, isLocked: false) != nil { throw error }
+                if try call.anyCollectionLocked() { throw .locked(itemExists: false) }
             }
         }
     }

@@ -190,7 +190,11 @@ struct ResolverKeyringTests {
         try keyringCtl("start")
         let after = try fixture.resolver().refresh()
         #expect(after.value == original)
-        #expect(after.provenance == .keyring, "the keyring lost the item written just before the crash")
+        // KeePassXC saves its database after it answers, so a kill may lose the item: the
+        // backup then serves and writes it back (README: what survives a crash).
+        if !TestProvider.isKeePassXC {
+            #expect(after.provenance == .keyring, "the keyring lost the item written just before the crash")
+        }
         #expect(try fixture.keyringValue() == original)
     }
 

@@ -128,8 +128,9 @@ struct EnvironmentFaults {
         let id = try box.establish(app)
         defer { Fault.restoreDaemon() }
         try Fault.lockKeyring()
+        // --no-prompt: the locked path itself; kwalletd5 in this harness would open the wallet silently.
 
-        let get = try box.idtool(["get", "--app", app, "--json"])
+        let get = try box.idtool(["get", "--app", app, "--json", "--no-prompt"])
         get.expectExit(FaultTable["env.locked.backup"])
         #expect(get.json?["identifier"] as? String == id, "identifier unchanged")
         #expect(get.json?["provenance"] as? String == "backup")
@@ -137,7 +138,7 @@ struct EnvironmentFaults {
         get.expectClean(hiding: [id])
 
         try FileManager.default.removeItem(atPath: box.backupPath(app))
-        let bare = try box.idtool(["get", "--app", app])
+        let bare = try box.idtool(["get", "--app", app, "--no-prompt"])
         bare.expectExit(FaultTable["env.locked.no-backup"])
         #expect(bare.stdout.isEmpty)
         #expect(bare.stderrLines.count == 1)

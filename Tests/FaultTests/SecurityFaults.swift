@@ -61,20 +61,21 @@ struct SecurityFaults {
         let id = try box.establish(app)
         defer { Fault.restoreDaemon() }
         try Fault.lockKeyring()
+        // --no-prompt: the locked path itself; kwalletd5 in this harness would open the wallet silently.
         // Locked + backup: degraded notices.
         for arguments in [["get", "--app", app], ["show", "--app", app], ["show", "--app", app, "--json"], ["reset", "--app", app],
                           ["migrate", "--app", app, "--from", "machine-id", "--dry-run"], ["doctor"]] {
-            let run = try box.idtool(arguments)
+            let run = try box.idtool(arguments + ["--no-prompt"])
             run.expectClean(hiding: [id])
         }
         // Locked, no backup: errors, from idtool and from the library.
         try FileManager.default.removeItem(atPath: box.backupPath(app))
         for arguments in [["get", "--app", app], ["show", "--app", app], ["reset", "--app", app]] {
-            let run = try box.idtool(arguments)
+            let run = try box.idtool(arguments + ["--no-prompt"])
             #expect(run.status != 0, "\(arguments): \(run.summary)")
             run.expectClean(hiding: [id])
         }
-        let resolver = try IdentifierResolver(scope: .app(app), backup: .none)
+        let resolver = try IdentifierResolver(scope: .app(app), keyring: Keyring(unlock: .never), backup: .none)
         do {
             _ = try resolver.resolve()
             Issue.record("a locked keyring resolved")

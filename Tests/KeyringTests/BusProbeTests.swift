@@ -11,7 +11,8 @@ struct BusProbeTests {
         try requireTestKeyring()
         #expect(BusProbe.opensPlainSession())
         #expect(BusProbe.isAvailable("org.freedesktop.secrets"))
-        #expect(BusProbe.isAvailable("org.kde.kwalletd5") == TestProvider.isKWallet || TestProvider.isGnomeKeyring)
+        // kwalletd5 owns its own name; on the other providers' buses Debian's activation file may offer it.
+        if TestProvider.isKWallet { #expect(BusProbe.isAvailable("org.kde.kwalletd5")) }
         #expect(!BusProbe.isAvailable("org.example.NoSuchName"))
     }
 }

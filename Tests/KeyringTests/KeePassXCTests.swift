@@ -14,17 +14,22 @@ struct KeePassXCTests {
     func lockedDatabaseHidesItems() throws {
         try requireTestKeyring()
         let id = uniqueID("kpx-locked")
-        let store = try SecretStore(identifier: id)
+        // .never: the locked path itself (asking opens KeePassXC's own window; see below).
+        let never = Keyring(unlock: .never)
+        let store = try SecretStore(identifier: id, keyring: never)
         let attributes = ["service": id, "username": ""]
         try store.setObject("kept", forKey: .valueData)
         try keyringCtl(["lock"])
         defer { _ = try? keyringCtl(["unlock"]) }
         // Searches return nothing while the database is locked.
-        #expect(try Keyring.default.search(attributes).isEmpty)
+        #expect(try never.search(attributes).isEmpty)
         #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: false))
-        #expect(keyringError { try Keyring.default.lookup(attributes) } == .locked(itemExists: false))
-        #expect(keyringError { try Keyring.default.delete(attributes) } == .locked(itemExists: false))
+        #expect(keyringError { try never.lookup(attributes) } == .locked(itemExists: false))
+        #expect(keyringError { try never.delete(attributes) } == .locked(itemExists: false))
         #expect(keyringError { try store.reset() } == .locked(itemExists: false))
+        // Allowed to ask, the call opens KeePassXC's unlock window, which nobody answers here: it
+        // ends at its timeout as locked, unanswered.
+        #expect(keyringError { try Keyring(timeout: .seconds(3)).lookup(attributes) } == .locked(itemExists: false, unlock: .unanswered))
         try keyringCtl(["unlock"])
         #expect(try store.object(forKey: .valueData) == "kept")
         try store.reset()
@@ -58,7 +63,7 @@ struct KeePassXCTests {
         defer { _ = try? keyringCtl(["restart"]) }
         let id = uniqueID("kpx-ubs")
         let attributes = ["service": id, "username": ""]
-        let keyring = Keyring(timeout: .seconds(3))
+        let keyring = Keyring(timeout: .seconds(3), unlock: .never)  // the locked path itself
         let store = try SecretStore(identifier: id, keyring: keyring)
         try store.setObject("kept", forKey: .valueData)
         try keyringCtl(["lock"])

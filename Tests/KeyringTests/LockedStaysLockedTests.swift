@@ -18,7 +18,7 @@ struct LockedStaysLockedTests {
         #expect(!item.isLocked)
         try lockKeyring()
         defer { restartKeyring() }
-        #expect(keyringError { try Keyring.default.secret(of: item) }?.isLocked == true)
+        #expect(keyringError { try Keyring(unlock: .never).secret(of: item) }?.isLocked == true)  // .never: the locked path itself
         try keyringCtl("unlock")
         #expect(try Keyring.default.secret(of: item) == Data("value".utf8))
         try Keyring.default.delete(["service": id])
@@ -32,7 +32,7 @@ struct LockedStaysLockedTests {
         let item = try #require(try Keyring.default.search(["service": id]).first)
         try lockKeyring()
         defer { restartKeyring() }
-        #expect(keyringError { try Keyring.default.delete(item: item) }?.isLocked == true)
+        #expect(keyringError { try Keyring(unlock: .never).delete(item: item) }?.isLocked == true)  // .never: the locked path itself
         try keyringCtl("unlock")
         #expect(try Keyring.default.lookup(["service": id]) == Data("value".utf8))
         try Keyring.default.delete(["service": id])

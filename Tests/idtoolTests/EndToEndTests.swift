@@ -181,29 +181,30 @@ struct KeyringEndToEndTests {
         #expect(try Idtool.run(["item", "set", id], stdin: Data(secret.utf8)).status == 0)
         let lock = try Idtool.keyringCtl("lock")
         try #require(lock.status == 0, "keyring-ctl lock failed: \(lock.stderr)")
+        // --no-prompt: the locked path itself; kwalletd5 in this harness would open the wallet silently.
         defer {
             let restart = try? Idtool.keyringCtl("restart")
             #expect(restart?.status == 0, "keyring-ctl restart failed: \(restart?.stderr ?? "did not run")")
         }
-        let existing = try Idtool.run(["item", "get", id])
+        let existing = try Idtool.run(["item", "get", id, "--no-prompt"])
         #expect(existing.status == 75)
         #expect(existing.stdout.isEmpty)
         existing.expectOneLineError(hiding: [id, secret], containing: "locked")
 
-        let missing = try Idtool.run(["item", "get", Idtool.uniqueIdentifier()])
+        let missing = try Idtool.run(["item", "get", Idtool.uniqueIdentifier(), "--no-prompt"])
         #expect(missing.status == 75, "a locked keyring is never reported as absent")
         missing.expectOneLineError(containing: "locked")
 
         let other = Idtool.uniqueIdentifier()
-        let set = try Idtool.run(["item", "set", other], stdin: Data(secret.utf8))
+        let set = try Idtool.run(["item", "set", other, "--no-prompt"], stdin: Data(secret.utf8))
         #expect(set.status == 75)
         set.expectOneLineError(hiding: [other, secret], containing: "locked")
 
-        let reset = try Idtool.run(["item", "reset", id])
+        let reset = try Idtool.run(["item", "reset", id, "--no-prompt"])
         #expect(reset.status == 75)
         reset.expectOneLineError(hiding: [id])
 
-        let doctor = try Idtool.run(["doctor"])
+        let doctor = try Idtool.run(["doctor", "--no-prompt"])
         #expect(doctor.status == 75, "\(doctor.stdoutText)")
         #expect(doctor.stdoutText.contains("FAIL default collection unlocked: locked"))
     }

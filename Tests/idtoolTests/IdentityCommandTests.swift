@@ -233,17 +233,17 @@ struct IdentityCommandTests {
         #expect(try Idtool.keyringCtl("lock").status == 0)
         defer { _ = try? Idtool.keyringCtl("restart") }
 
-        let served = try Idtool.run(["get", "--app", app])
+        let served = try Idtool.run(["get", "--app", app, "--no-prompt"])
         #expect(served.status == 0)
         #expect(served.stdoutText == value)
         served.expectOneLineError(hiding: [value.trimmingCharacters(in: .newlines)], containing: "locked")
 
-        let refused = try Idtool.run(["get", "--app", fresh])
+        let refused = try Idtool.run(["get", "--app", fresh, "--no-prompt"])
         #expect(refused.status == 75)
         #expect(refused.stdout.isEmpty)
         refused.expectOneLineError(containing: "locked")
 
-        let reset = try Idtool.run(["reset", "--app", app])
+        let reset = try Idtool.run(["reset", "--app", app, "--no-prompt"])
         #expect(reset.status == 75)
         #expect(try Idtool.keyringCtl("restart").status == 0)
         #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
@@ -340,7 +340,7 @@ struct IdentityCommandTests {
         bad.expectOneLineError()
         #expect(try Idtool.keyringCtl("lock").status == 0)
         defer { _ = try? Idtool.keyringCtl("restart") }
-        let locked = try Idtool.run(["migrate", "--app", Self.newApp(), "--from", "keyring:service=legacy"])
+        let locked = try Idtool.run(["migrate", "--app", Self.newApp(), "--from", "keyring:service=legacy", "--no-prompt"])
         #expect(locked.status == 75)
         locked.expectOneLineError(containing: "locked")
     }

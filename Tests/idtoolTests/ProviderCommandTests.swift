@@ -26,7 +26,7 @@ struct ProviderCommandTests {
         #expect(try Idtool.run(["item", "set", id], stdin: Data("keep me".utf8)).status == 0)
         try Self.ctl("lock")
         defer { _ = try? Self.ctl("restart") }
-        let reset = try Idtool.run(["item", "reset", id])
+        let reset = try Idtool.run(["item", "reset", id, "--no-prompt"])
         #expect(reset.status == 75)
         reset.expectOneLineError(hiding: [id], containing: "locked")
         try Self.ctl("unlock")
@@ -45,7 +45,7 @@ struct ProviderCommandTests {
         if TestProvider.isKeePassXC { try Self.ctl("second-db") }
         try Self.ctl("lock", "keyring")
         defer { _ = try? Self.ctl("restart") }
-        let reset = try Idtool.run(["reset", "--app", app])
+        let reset = try Idtool.run(["reset", "--app", app, "--no-prompt"])
         #expect(reset.status == 75)
         #expect(FileManager.default.fileExists(atPath: Self.backupPath(app: app)), "the backup survives")
         try Self.ctl("unlock", "keyring")
@@ -62,7 +62,7 @@ struct ProviderCommandTests {
         try Self.ctl("second-db")
         defer { _ = try? Self.ctl("restart") }
         try Self.ctl("lock", "keyring")
-        let get = try Idtool.run(["item", "get", id])
+        let get = try Idtool.run(["item", "get", id, "--no-prompt"])
         #expect(get.status == 75)
         #expect(get.stdout.isEmpty)
         get.expectOneLineError(hiding: [id], containing: "locked")
@@ -82,7 +82,7 @@ struct ProviderCommandTests {
         defer { _ = try? Self.ctl("restart") }
         try Self.ctl("lock", "keyring")
         try FileManager.default.removeItem(atPath: Self.backupPath(app: app))
-        let get = try Idtool.run(["get", "--app", app])
+        let get = try Idtool.run(["get", "--app", app, "--no-prompt"])
         #expect(get.status == 75, "stdout: \(get.stdoutText)")
         #expect(get.stdout.isEmpty)
         try Self.ctl("unlock", "keyring")
