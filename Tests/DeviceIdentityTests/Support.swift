@@ -70,6 +70,12 @@ func run(_ executable: String, _ arguments: [String], input: Data? = nil, enviro
     return try ChildProcess.run(executable, arguments, stdin: input ?? Data(), environment: env)
 }
 
+/// Why a test that takes the keyring away by hiding the session bus is off under libsecret's
+/// file backend (scripts/test's SECRET_BACKEND=file run): that backend needs no bus, so the
+/// keyring stays reachable and the test's premise does not hold.
+let hidesTheKeyringByHidingTheBus: Comment =
+    "hides the session bus to take the keyring away; libsecret's file backend needs no bus"
+
 /// Runs scripts/keyring-ctl inside the test session (lock, restart, kill, start, stop).
 func keyringCtl(_ command: String) throws {
     let out = try run(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, [command])

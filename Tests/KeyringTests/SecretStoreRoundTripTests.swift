@@ -40,7 +40,9 @@ struct SecretStoreRoundTripTests {
 
         let after = try items(service: id)
         #expect(after.count == 1)
-        #expect(after.first?.objectPath == path)
+        // The file backend has no object paths: its stand-in is a hash of the attributes, which
+        // the account (username) just changed. The count above is the one-item check there.
+        if !TestProvider.usesFileBackend { #expect(after.first?.objectPath == path) }
         #expect(try secretToolCount(service: id) == 1)
 
         #expect(try store.object(forKey: .valueData) == "third")
@@ -123,7 +125,9 @@ struct SecretStoreRoundTripTests {
         #expect(try secretToolCount(service: id) == 1)
     }
 
-    @Test("reads go through to the keyring: changes by python and secret-tool clear are seen at once")
+    @Test(
+        "reads go through to the keyring: changes by python and secret-tool clear are seen at once",
+        .enabled(if: !TestProvider.usesFileBackend, "secretstorage talks to the Secret Service on the bus; the file backend has none"))
     func readsSeeOtherClientsChanges() throws {
         try requireTestKeyring()
         let id = uniqueID("readthrough")

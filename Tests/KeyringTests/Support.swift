@@ -145,7 +145,8 @@ func keyringCtl(
 /// How many items `secret-tool search --all service ID` lists (an independent client's view).
 func secretToolCount(service: String) throws -> Int {
     let output = try run(secretTool, ["search", "--all", "service", service])
-    return output.text.split(separator: "\n").filter { $0.hasPrefix("[/") }.count
+    // One header line per item: its object path, or "[no path]" on libsecret's file backend.
+    return output.text.split(separator: "\n").filter { $0.hasPrefix("[/") || $0 == "[no path]" }.count
 }
 
 /// Items with `service` = id as the lower-level Keyring sees them.

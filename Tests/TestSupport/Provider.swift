@@ -24,4 +24,8 @@ public enum TestProvider {
     /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
     /// from every search, so a locked item there reads as `.locked(itemExists: false)`.
     public static var listsLockedItems: Bool { !isKeePassXC }
+    /// True when libsecret's file backend holds the items (scripts/test's last configuration runs
+    /// suites with SECRET_BACKEND=file): no daemon, no bus objects, nothing to lock or restart.
+    /// Tests that need the Secret Service (secretstorage, locking, object paths) say so with it.
+    public static var usesFileBackend: Bool { ProcessInfo.processInfo.environment["SECRET_BACKEND"] == "file" }
 }

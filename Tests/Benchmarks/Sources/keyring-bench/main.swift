@@ -6,6 +6,8 @@
 //   keyring-bench write N IDENTIFIER       SecretStore.setObject(_:forKey: .valueData) on an existing item
 //   keyring-bench warm-id BATCHES APP      IdentifierResolver.identifier() from memory: ns per call, per batch of 100 000
 //   keyring-bench cold N PREFIX            first-run resolve() of a new app PREFIX-i each time (lock, generate, write keyring + backup)
+//   keyring-bench file-read N IDENTIFIER   read, on Keyring(backend: .file) (SECRET_FILE_TEST_PATH/_PASSWORD name the file and key)
+//   keyring-bench file-write N IDENTIFIER  write, on Keyring(backend: .file)
 import DeviceIdentity
 import Keyring
 #if canImport(Glibc)
@@ -27,13 +29,16 @@ func fail(_ message: String) -> Never {
 }
 
 let args = Array(CommandLine.arguments.dropFirst())
-guard args.count == 3, let n = Int(args[1]) else { fail("usage: keyring-bench read|write|warm-id|cold N NAME") }
+guard args.count == 3, let n = Int(args[1]) else { fail("usage: keyring-bench read|write|warm-id|cold|file-read|file-write N NAME") }
 let name = args[2]
+// The file-* modes name the backend explicitly rather than relying on SECRET_BACKEND, so they
+// measure the file backend even if the environment says otherwise.
+let keyring = args[0].hasPrefix("file-") ? Keyring(backend: .file) : Keyring.default
 
 do {
     switch args[0] {
-    case "read":
-        let store = try SecretStore(identifier: name)
+    case "read", "file-read":
+        let store = try SecretStore(identifier: name, keyring: keyring)
         for i in 0...n {
             let t0 = now()
             let value = try store.object(forKey: .valueData)
@@ -41,8 +46,8 @@ do {
             guard value != nil else { fail("read found no item for \(name)") }
             sample(i == 0 ? "first" : "warm", t1 - t0)
         }
-    case "write":
-        let store = try SecretStore(identifier: name)
+    case "write", "file-write":
+        let store = try SecretStore(identifier: name, keyring: keyring)
         for i in 0...n {
             let value = "value-\(i)-\(now())"
             let t0 = now()
