@@ -179,7 +179,7 @@ class Chaos:
         return self.finish(env, argv, proc, started)
 
     # ---- the model ------------------------------------------------------------------------
-    def observe(self, scope, env, value, stored_in=None, provenance="", pending_at_start=None):
+    def observe(self, scope, env, value, stored_in=None, provenance="", pending_at_start=None, pending_kept=False):
         """A value a successful command printed for `scope` in `env`. In a burst, the calls ran
         concurrently with any pending reset's completion, so `pending_at_start` still applies."""
         self.seen_values.add(value)
@@ -192,7 +192,7 @@ class Chaos:
             if value in old and env != "desktop":
                 self.allow("pending-reset", f"{env} still sees the identifier a bus-less reset removed")
                 return
-            if env == "desktop" or value not in old:
+            if (env == "desktop" or value not in old) and not pending_kept:
                 scope.pending = set()  # the pending reset reached the keyring; this is the new epoch
                 if value in old and not self.same_second(value):
                     self.violate(f"{scope.kind} {scope.name}: the desktop got back the identifier a reset removed")
@@ -310,7 +310,11 @@ class Chaos:
             except ValueError:
                 self.violate(f"get printed no JSON: {out[:200]!r}")
                 return
-            self.observe(scope, env, result["identifier"], result.get("storedIn"), result.get("provenance") or "", pending_at_start)
+            # A desktop answer that says its pending reset could not be completed yet (the
+            # item it voids sits in a locked collection) is no sign that the reset took effect.
+            kept = any("pending reset could not be completed" in c for c in result.get("conflicts") or [])
+            self.observe(scope, env, result["identifier"], result.get("storedIn"), result.get("provenance") or "", pending_at_start,
+                         pending_kept=kept)
         elif rc not in (69, 75):
             self.violate(f"get in {env} exited {rc}")
 
