@@ -116,7 +116,12 @@ func mustRun(
     _ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> Output {
-    let output = try run(executable, arguments, input: input, environment: environment)
+    var output = try run(executable, arguments, input: input, environment: environment)
+    // kwalletd5 derives a wrong session key for about 1 in 256 DH sessions; outside clients
+    // (secret-tool, python) cannot tell and fail once. A real interop failure fails every time.
+    for _ in 0..<2 where output.status != 0 && TestProvider.isKWallet && (executable == secretTool || executable == python) {
+        output = try run(executable, arguments, input: input, environment: environment)
+    }
     try #require(output.status == 0, "\(executable) \(arguments) failed (\(output.status)): \(output.stderr)", sourceLocation: sourceLocation)
     return output
 }
