@@ -184,7 +184,8 @@ extension SecretStore {
 
     func data(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> Data? {
         if keyring.usesFileBackend { return try fileData(forKey: key, cancellation: cancellation) }
-        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) {
+            call throws(KeyringError) in
             if key == .valueData { return try readValue(call) }
             let items = try call.search(searchAttributes).filter(owns)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
@@ -284,7 +285,8 @@ extension SecretStore {
 
     func reset(cancellation: Cancellation?) throws(KeyringError) {
         if keyring.usesFileBackend { return try fileReset(cancellation: cancellation) }
-        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
+        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) {
+            call throws(KeyringError) in
             let items = try call.search(searchAttributes).filter(owns)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             // A miss while a collection is locked may be a hidden item (KeePassXC): not "done".

@@ -29,7 +29,10 @@ extension Doctor {
             let effect: String
             switch key {
             case "UnlockBeforeSearch":
-                effect = on ? "a search in a locked database waits on an unlock dialog; calls then report locked after most of --timeout" : "locked databases are reported at once"
+                effect =
+                    on
+                    ? "a search in a locked database waits on an unlock dialog; calls then report locked after most of --timeout"
+                    : "locked databases are reported at once"
             case "ConfirmAccessItem":
                 effect = on ? "each read waits for a click in KeePassXC; unattended reads time out" : "reads need no click"
             default:

@@ -14,7 +14,8 @@ struct ConsistencyTests {
     @Test("migrating with removal deletes only the adopted legacy item, never another scope's identifier")
     func removalIsExact() throws {
         try requireTestKeyring()
-        let other = try Fixture(), mine = try Fixture()
+        let other = try Fixture()
+        let mine = try Fixture()
         let otherValue = try other.resolver().identifier()
         // A source broad enough to match every identifier item: they must be neither adopted nor removed.
         let broad = try mine.resolver(migrations: [.keyringItem(["identity-scope": "app"], removeAfterMigration: true)]).migrate()

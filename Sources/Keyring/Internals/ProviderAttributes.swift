@@ -33,12 +33,16 @@ enum ProviderValues {
         let data = [UInt8](bytes)
         let prefix = Array("{REF:".utf8)
         func upper(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
-        let fields = Set("TUPANI".utf8), searchIn = Set("TUPANIO".utf8)
+        let fields = Set("TUPANI".utf8)
+        let searchIn = Set("TUPANIO".utf8)
         var start = 0
         while start + 8 < data.count {
             defer { start += 1 }
             guard data[start] == prefix[0], (1..<5).allSatisfy({ upper(data[start + $0]) == prefix[$0] }) else { continue }
-            let field = upper(data[start + 5]), at = data[start + 6], within = upper(data[start + 7]), colon = data[start + 8]
+            let field = upper(data[start + 5])
+            let at = data[start + 6]
+            let within = upper(data[start + 7])
+            let colon = data[start + 8]
             guard fields.contains(field), at == UInt8(ascii: "@"), searchIn.contains(within), colon == UInt8(ascii: ":") else { continue }
             let rest = data[(start + 9)...]
             if let close = rest.firstIndex(of: UInt8(ascii: "}")), close > start + 9 { return true }
