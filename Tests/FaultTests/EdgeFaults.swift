@@ -368,6 +368,43 @@ struct EdgeFaults {
         #expect(!FileManager.default.fileExists(atPath: desktop.backupPath(app) + ".reset-pending"), "the marker was applied")
     }
 
+    // Found by scripts/chaos (KWallet, seed 3): a reset killed after removing the item left its
+    // marker; completing it later kept the quarantined copy of the old epoch, so every get
+    // exited 69 ("restore the backup, or run reset") although the user had already reset.
+    @Test("a killed reset completed later removes backups quarantined before it, and keeps later ones", arguments: [false, true])
+    func pendingResetRemovesOlderQuarantinedCopies(_ quarantinedAfterReset: Bool) throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("pending-quarantine")
+        let k = try box.establish(app)
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: box.backupPath(app)))
+        let repaired = try box.idtool(["get", "--app", app])
+        try #require(repaired.status == 0 && repaired.line == k && BackupFaults.quarantined(box, app).count == 1, "\(repaired.summary)")
+        usleep(20_000)  // the reset comes after the quarantine (times are kept in milliseconds)
+
+        // What a reset killed after deleting the item leaves: its marker, and the backup of K.
+        let marker = "\(try Fault.sha256Hex(Data(k.utf8)))\n\(String(format: "%.3f", Date().timeIntervalSince1970))\n"
+        try Data(marker.utf8).write(to: URL(fileURLWithPath: box.backupPath(app) + ".reset-pending"))
+        try Fault.clearKeyringItem(app: app)
+        if quarantinedAfterReset {
+            usleep(20_000)
+            try Data("later".utf8).write(to: URL(fileURLWithPath: box.backupPath(app) + ".corrupt-9999999999-1"))
+        }
+
+        let get = try box.idtool(["get", "--app", app])
+        get.expectClean(hiding: [k])
+        #expect(!FileManager.default.fileExists(atPath: box.backupPath(app) + ".reset-pending"), "the reset completed")
+        if quarantinedAfterReset {
+            get.expectExit(FaultTable["edge.reset.pending-quarantine-after"])
+            #expect(get.stdout.isEmpty && get.stderr.contains("reset"), "\(get.summary)")
+            #expect(BackupFaults.quarantined(box, app) == ["identifier.corrupt-9999999999-1"], "only the later copy stays")
+        } else {
+            get.expectExit(FaultTable["edge.reset.pending-quarantine-before"])
+            #expect(Fault.isUUID(get.line) && get.line != k, "a new identifier, as the reset asked: \(get.summary)")
+            #expect(BackupFaults.quarantined(box, app).isEmpty, "the old epoch's copy is gone")
+            #expect(try Fault.keyringValue(app: app) == get.line)
+        }
+    }
+
     @Test("a pending reset that meets a locked keyring still serves a backup made after the reset")
     func pendingResetWithLockedKeyringServesNewerBackup() throws {
         let box = try Sandbox()

@@ -219,8 +219,18 @@ struct BackupFile: Sendable {
     static let quarantineMarker = ".corrupt-"
 
     /// Removes the backups moved aside earlier: a reset means the user chose to start over.
-    func removeQuarantinedFiles() {
-        for file in quarantinedFiles() { unlink(file) }
+    /// - Parameter before: remove only files last written before this time (those of the epoch a
+    ///   pending reset ended); nil removes them all.
+    func removeQuarantinedFiles(writtenBefore before: Date? = nil) {
+        for file in quarantinedFiles() {
+            if let before {
+                var info = stat()
+                guard lstat(file, &info) == 0,
+                    Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9 < before.timeIntervalSince1970
+                else { continue }
+            }
+            unlink(file)
+        }
     }
 
     /// Backups moved aside earlier. While any exists, an unreachable keyring is not proof of

@@ -361,6 +361,8 @@ extension IdentifierResolver {
         }
         if (try? backup.clearPendingReset()) != nil {
             notes.repairs.append("a pending reset removed the keyring's old identifier")
+            // As reset() does; a copy quarantined after the reset may hold a newer identifier, so it stays.
+            backup.removeQuarantinedFiles(writtenBefore: pending.time)
         }
         return notes
     }
