@@ -205,8 +205,14 @@ public struct IdentifierResolver: Sendable {
                     default: break
                     }
                     if !canWait {
-                        // Nothing was removed: take back a marker this call wrote.
-                        if previous == nil { try? backup?.clearPendingReset() }
+                        // Nothing was removed: take back the marker this call wrote, or put back the
+                        // earlier one as it was. Its time must not move: a later time would void
+                        // identifiers made between the two.
+                        if let previous {
+                            try? backup?.markPendingReset(voidChecksum: previous.voidChecksum, at: previous.time ?? Date())
+                        } else {
+                            try? backup?.clearPendingReset()
+                        }
                         throw .keyring(error)
                     }
                 }

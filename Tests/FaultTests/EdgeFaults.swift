@@ -405,6 +405,39 @@ struct EdgeFaults {
         }
     }
 
+    // Found by scripts/chaos (seed of a 30-minute run, step 2255): a reset that failed on a locked
+    // keyring rewrote an earlier pending marker with its own, later time, so completing it
+    // voided an identifier another state directory had made in between.
+    @Test("a reset that fails leaves an earlier pending reset as it was: a newer identifier stays")
+    func failedResetKeepsPendingTime() throws {
+        let desktop = try Sandbox(), other = try Sandbox()
+        let app = Fault.newApp("failed-reset")
+        let k = try desktop.establish(app)
+        // What a reset killed after writing its marker leaves; then the item goes.
+        let marker = "\(try Fault.sha256Hex(Data(k.utf8)))\n\(String(format: "%.3f", Date().timeIntervalSince1970))\n"
+        try Data(marker.utf8).write(to: URL(fileURLWithPath: desktop.backupPath(app) + ".reset-pending"))
+        try Fault.clearKeyringItem(app: app)
+        usleep(20_000)  // N is made after the killed reset (times are kept in milliseconds)
+        let n = try other.establish(app)
+        try #require(n != k)
+        usleep(20_000)
+
+        defer { Fault.restoreDaemon() }
+        try Fault.lockKeyring()
+        let failed = try desktop.idtool(["reset", "--app", app, "--no-prompt"])
+        #expect(failed.status == 75, "the locked keyring stops the reset: \(failed.summary)")
+        #expect(try String(contentsOfFile: desktop.backupPath(app) + ".reset-pending", encoding: .utf8) == marker,
+                "the earlier marker is back as it was")
+        Fault.restoreDaemon()
+
+        let get = try desktop.idtool(["get", "--app", app])
+        get.expectExit(FaultTable["edge.reset.failed-keeps-pending"])
+        #expect(get.line == n, "N was made after the pending reset, so it stays: \(get.summary)")
+        get.expectClean(hiding: [k, n])
+        #expect(try Fault.keyringValue(app: app) == n)
+        #expect(try other.idtool(["get", "--app", app]).line == n, "the other state directory keeps N")
+    }
+
     @Test("a pending reset that meets a locked keyring still serves a backup made after the reset")
     func pendingResetWithLockedKeyringServesNewerBackup() throws {
         let box = try Sandbox()
