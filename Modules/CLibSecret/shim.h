@@ -354,4 +354,60 @@ static inline void kr_search_reply(GVariant *reply, gchar ***unlocked, gchar ***
     g_variant_get(reply, "(^ao^ao)", unlocked, locked);
 }
 
+
+// Pipelined D-Bus calls: several calls in flight at once, their replies awaited together, so a
+// read costs one round trip per dependent step rather than one per call.
+
+/// One asynchronous call's outcome: the reply or the error, once `done`.
+typedef struct {
+    GVariant *reply;
+    GError *error;
+    gboolean done;
+} KRCall;
+
+static void kr_call_finished(GObject *source, GAsyncResult *result, gpointer data) {
+    KRCall *call = data;
+    call->reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &call->error);
+    call->done = TRUE;
+}
+
+/// Starts a call (never auto-starting the service) whose reply is dispatched on the thread-default
+/// main context; `parameters` is consumed if floating.
+static inline void kr_call_start(GDBusConnection *connection, const char *destination, const char *path, const char *interface,
+                                 const char *method, GVariant *parameters, gint timeout_ms, GCancellable *cancellable, KRCall *call) {
+    call->reply = NULL;
+    call->error = NULL;
+    call->done = FALSE;
+    g_dbus_connection_call(connection, destination, path, interface, method, parameters, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                           timeout_ms, cancellable, kr_call_finished, call);
+}
+
+/// Iterates `context` until every call in `calls` is done (each ends by reply, error, timeout or cancellation).
+static inline void kr_calls_wait(GMainContext *context, KRCall *calls, int count) {
+    for (;;) {
+        int pending = 0;
+        for (int i = 0; i < count; i++) pending += !calls[i].done;
+        if (!pending) return;
+        g_main_context_iteration(context, TRUE);
+    }
+}
+
+/// `(aoo)` tuple for GetSecrets: the item paths and the session.
+static inline GVariant *kr_variant_paths_session_tuple(const gchar *const *paths, const char *session) {
+    return g_variant_new("(^aoo)", paths, session);
+}
+
+/// The secret bytes for `path` in a GetSecrets reply, `(a{o(oayays)})`, as a new `ay` variant
+/// (g_variant_unref); NULL when the reply has no entry for it or another shape.
+static inline GVariant *kr_secrets_reply_value(GVariant *reply, const char *path) {
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(a{o(oayays)})"))) return NULL;
+    GVariant *map = g_variant_get_child_value(reply, 0);
+    GVariant *entry = g_variant_lookup_value(map, path, G_VARIANT_TYPE("(oayays)"));
+    g_variant_unref(map);
+    if (!entry) return NULL;
+    GVariant *value = g_variant_get_child_value(entry, 2);
+    g_variant_unref(entry);
+    return value;
+}
+
 #endif

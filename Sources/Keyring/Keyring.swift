@@ -126,6 +126,44 @@ public struct Keyring: Sendable {
         }
     }
 
+    /// `readAll(_:)` for values that are not secrets, such as identifiers: when matches exist,
+    /// none is locked and every value is non-empty, they are read without encryption (a `plain`
+    /// session) in two round trips; otherwise, as `readAll(_:)`. Secrets must use `readAll(_:)`.
+    /// - Parameter attributes: the attributes to match; at least one is required.
+    /// - Returns: every match with its value, oldest first.
+    /// - Throws: what `readAll(_:)` throws.
+    @_spi(KeyringIdentityInternals)
+    public func readAllNonSecret(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
+        try AttributeRules.validate(attributes, requireOne: true)
+        if usesFileBackend { return try readAll(attributes) }
+        return try plainFirst(attributes, withProperties: true) { found in
+            found.map { (item: $0.item!, secret: $0.secret) }
+        } otherwise: { rest throws(KeyringError) in
+            try rest.readAll(attributes)
+        }
+    }
+
+    /// Tries `PlainRead`; when it declines, runs `fullPath` on a copy of this keyring whose
+    /// timeout is what is left. A timeout anywhere reports this keyring's whole timeout.
+    private func plainFirst<T>(
+        _ attributes: [String: String], withProperties: Bool, _ found: ([PlainRead.Match]) -> T,
+        otherwise fullPath: (Keyring) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T {
+        let deadline = ContinuousClock.now + timeout
+        let seconds = Deadline.seconds(timeout)
+        if let matches = try PlainRead.read(attributes, withProperties: withProperties, until: deadline, reportingSeconds: seconds) {
+            return found(matches)
+        }
+        var rest = self
+        rest.timeout = ContinuousClock.now.duration(to: deadline)
+        if rest.timeout <= .zero { throw .timedOut(seconds: seconds) }
+        do throws(KeyringError) {
+            return try fullPath(rest)
+        } catch .timedOut {
+            throw .timedOut(seconds: seconds)
+        }
+    }
+
     /// Stores `secret` under exactly `attributes` in the default collection. An item whose
     /// attributes are exactly these gets the new secret and label; any other item is left alone.
     /// (libsecret's own replace flag would also overwrite items that merely include these
@@ -229,8 +267,9 @@ public struct Keyring: Sendable {
         }
     }
 
-    /// The secret when exactly one item matches and it can be read: one SearchItems and one
-    /// GetSecrets call. Nil for no match, several matches or a locked match (read those with
+    /// The value when exactly one item matches and it can be read: one SearchItems and one
+    /// GetSecrets call, through a `plain` session when it reads plainly (so only for values that
+    /// are not secrets). Nil for no match, several matches or a locked match (read those with
     /// `search(_:)`). For DeviceIdentity's common path; not public API.
     @_spi(KeyringIdentityInternals)
     public func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
@@ -239,10 +278,15 @@ public struct Keyring: Sendable {
             let all = try fileReadAll(attributes, cancellation: nil)
             return all.count == 1 ? all[0].secret : nil
         }
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> Data? in
-            let paths = try call.searchPaths(attributes)
-            guard paths.unlocked.count == 1, paths.locked.isEmpty else { return nil }
-            return try call.secret(at: paths.unlocked[0])?.bytes
+        // Only identifiers come here: the value may travel without encryption (see readAllNonSecret).
+        return try plainFirst(attributes, withProperties: false) { found in
+            found.count == 1 ? found[0].secret : nil
+        } otherwise: { rest throws(KeyringError) in
+            try ServiceCall.run(timeout: rest.timeout) { call throws(KeyringError) -> Data? in
+                let paths = try call.searchPaths(attributes)
+                guard paths.unlocked.count == 1, paths.locked.isEmpty else { return nil }
+                return try call.secret(at: paths.unlocked[0])?.bytes
+            }
         }
     }
 

@@ -104,8 +104,9 @@ extension IdentifierResolver {
             // The oldest identifier wins: by the second it was first made (a copy restored from a
             // backup keeps that time; other clients' items have whole seconds), then as every
             // reader orders items.
+            // An identifier is not a secret: it may travel without the session's encryption (README, Security).
             let found = try budget.call(mayPrompt: mayPrompt) { keyring throws(KeyringError) in
-                try keyring.readAll(scope.keyringAttributes)
+                try keyring.readAllNonSecret(scope.keyringAttributes)
             }
             let all = found.sorted { lhs, rhs in
                 let left = (Self.identifierCreated(lhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)

@@ -72,21 +72,10 @@ struct FileKeyring: ~Copyable {
         timeout: Duration, cancellation: Cancellation? = nil, exclusive: Bool,
         _ body: (borrowing FileKeyring) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         let deadline = ContinuousClock.now + timeout
-        let shared = cancellation == nil ? OperationCancellation.current : nil
-        let cancellation = cancellation ?? Cancellation()
-        let link = shared.map { g_cancellable_connect($0.pointer, fileCancelLinked, cancellation.pointer, nil) } ?? 0
-        defer { if let shared, link != 0 { g_cancellable_disconnect(shared.pointer, link) } }
-        let timedOut = Atomic<Bool>(false)
-        return try withExtendedLifetime((cancellation, shared)) { () throws(KeyringError) -> T in
-            let timer = DispatchWorkItem { [cancellation] in
-                timedOut.store(true, ordering: .sequentiallyConsistent)
-                cancellation.cancel()
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: timer)
-            defer { timer.cancel() }
-            let path = Self.path
+        let path = Self.path
+        return try Deadline.run(until: deadline, reportingSeconds: Deadline.seconds(timeout), cancellation: cancellation) {
+            cancellation throws(KeyringError) -> T in
             func operate() throws(KeyringError) -> T {
                 let (backend, original) = try open(path: path, cancellable: cancellation.pointer)
                 defer { g_object_unref(UnsafeMutableRawPointer(backend)) }
@@ -94,14 +83,8 @@ struct FileKeyring: ~Copyable {
                 _ = try keyring.items()  // every item's MAC checked: a wrong key never reads as empty
                 return try body(keyring)
             }
-            do throws(KeyringError) {
-                if exclusive { return try FileLock.with(keyringPath: path, until: deadline) { () throws(KeyringError) in try operate() } }
-                return try operate()
-            } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
-                throw .timedOut(seconds: seconds)
-            } catch .timedOut {
-                throw .timedOut(seconds: seconds)
-            }
+            if exclusive { return try FileLock.with(keyringPath: path, until: deadline) { () throws(KeyringError) in try operate() } }
+            return try operate()
         }
     }
 
@@ -292,12 +275,6 @@ struct FileKeyring: ~Copyable {
         return count
     }
 }
-
-/// Cancels the GCancellable in `data` when the one it is connected to is cancelled.
-private let fileCancelLinked: GCallback = unsafeBitCast(
-    { (_: UnsafeMutablePointer<GCancellable>?, data: gpointer?) in
-        g_cancellable_cancel(data?.assumingMemoryBound(to: GCancellable.self))
-    } as @convention(c) (UnsafeMutablePointer<GCancellable>?, gpointer?) -> Void, to: GCallback.self)
 
 /// Calls `body` with an empty GError slot and maps a filled one to a file-keyring error; frees it.
 func fileGError<T>(_ path: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T) throws(KeyringError) -> T {

@@ -47,6 +47,11 @@ extension ServiceCall {
             throw KeyringError(gError: error, phase: .talking)
         }
         defer { g_variant_unref(reply) }
+        return Self.item(fromProperties: reply, at: path, isLocked: isLocked)
+    }
+
+    /// The item described by a Properties.GetAll reply of the item at `path`.
+    static func item(fromProperties reply: OpaquePointer?, at path: String, isLocked: Bool) -> KeyringItem {
         let properties = kr_item_properties(reply)
         defer {
             g_hash_table_unref(properties.attributes)

@@ -14,12 +14,6 @@ final class Cancellation: @unchecked Sendable {
     var isCancelled: Bool { g_cancellable_is_cancelled(pointer) != 0 }
 }
 
-/// Cancels the GCancellable in `data` when the one it is connected to is cancelled.
-private let cancelLinked: GCallback = unsafeBitCast(
-    { (_: UnsafeMutablePointer<GCancellable>?, data: gpointer?) in
-        g_cancellable_cancel(data?.assumingMemoryBound(to: GCancellable.self))
-    } as @convention(c) (UnsafeMutablePointer<GCancellable>?, gpointer?) -> Void, to: GCallback.self)
-
 /// Serializes libsecret use in this process. libsecret shares one SecretService and one
 /// encrypted session per process; concurrent first calls would race to open it.
 private let serviceGate = Mutex<Void>(())
@@ -55,42 +49,20 @@ struct ServiceCall: ~Copyable {
         unlock: UnlockPolicy = .never,
         _ body: (borrowing ServiceCall) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let seconds = Deadline.seconds(timeout)
         let deadline = ContinuousClock.now + timeout
         func attempt() throws(KeyringError) -> T {
-            let left = ContinuousClock.now.duration(to: deadline)
-            if left <= .zero { throw .timedOut(seconds: seconds) }
-            let leftSeconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-            // A caller's own cancellation, else one for this call alone, linked to the token of
-            // an enclosing OperationCancellation.run (cancelling that token cancels this call;
-            // this call's timeout does not cancel the token).
-            let shared = cancellation == nil ? OperationCancellation.current : nil
-            let cancellation = cancellation ?? Cancellation()
-            let link = shared.map { g_cancellable_connect($0.pointer, cancelLinked, cancellation.pointer, nil) } ?? 0
-            defer { if let shared, link != 0 { g_cancellable_disconnect(shared.pointer, link) } }
-            let timedOut = Atomic<Bool>(false)
-            return try withExtendedLifetime((cancellation, shared)) { () throws(KeyringError) -> T in
-                let timer = DispatchWorkItem { [cancellation] in
-                    timedOut.store(true, ordering: .sequentiallyConsistent)
-                    cancellation.cancel()
-                }
-                DispatchQueue.global().asyncAfter(deadline: .now() + leftSeconds, execute: timer)
-                defer { timer.cancel() }
+            try Deadline.run(until: deadline, reportingSeconds: seconds, cancellation: cancellation) {
+                cancellation throws(KeyringError) -> T in
+                let service = try connect(cancellation.pointer)
+                defer { g_object_unref(service) }
+                let call = ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline)
+                try call.checkSession()
                 do throws(KeyringError) {
-                    let service = try connect(cancellation.pointer)
-                    defer { g_object_unref(service) }
-                    let call = ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline)
-                    try call.checkSession()
-                    do throws(KeyringError) {
-                        return try body(call)
-                    } catch .locked(let itemExists, .notAsked) where unlock == .prompt {
-                        try call.unlockDefaultCollection(itemExists: itemExists)
-                        return try body(call)
-                    }
-                } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
-                    throw .timedOut(seconds: seconds)
-                } catch .timedOut {
-                    throw .timedOut(seconds: seconds)
+                    return try body(call)
+                } catch .locked(let itemExists, .notAsked) where unlock == .prompt {
+                    try call.unlockDefaultCollection(itemExists: itemExists)
+                    return try body(call)
                 }
             }
         }

@@ -1,0 +1,189 @@
+internal import CLibSecret
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The fast read of values that are not secrets (identifiers): raw D-Bus calls on the session bus
+/// through a `plain` Secret Service session, pipelined into two round trips (OpenSession with
+/// SearchItems, then GetSecrets, with each item's properties when asked for).
+///
+/// libsecret's own first call sets up a service proxy (name-owner lookups, activation check,
+/// the service's properties) and a Diffie-Hellman session, most of a fresh process's first read.
+/// Encryption only hides the value from other processes of the same user on the same bus, which
+/// can read the unlocked collection anyway, and an identifier is no secret (see README, Security).
+///
+/// It serves only the plain case: matches found, none locked, every value non-empty. Anything else
+/// (no match, a locked or vanished item, a provider error, no service running yet) returns nil,
+/// and the caller takes the full path, which tells those cases apart, unlocks, and activates the
+/// service. Only a timeout or a cancellation ends the read here.
+enum PlainRead {
+    /// The plain session opened on the session-bus connection: (connection address, session path).
+    private static let openSession = Mutex<(connection: UInt, path: String)?>(nil)
+
+    /// One match: its object path, its properties (when asked for) and its value.
+    struct Match {
+        let path: String
+        let item: KeyringItem?
+        let secret: Data
+    }
+
+    /// Every match, oldest first (by path when without properties), or nil for the full path.
+    static func read(
+        _ attributes: [String: String], withProperties: Bool, until deadline: ContinuousClock.Instant, reportingSeconds seconds: Double
+    ) throws(KeyringError) -> [Match]? {
+        if BusEnvironment.problem() != nil { return nil }
+        return try Deadline.run(until: deadline, reportingSeconds: seconds) {
+            cancellation throws(KeyringError) -> [Match]? in
+            var error: UnsafeMutablePointer<GError>? = nil
+            guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellation.pointer, &error) else {
+                if let error {
+                    defer { g_error_free(error) }
+                    try throwIfStopping(error)
+                }
+                return nil
+            }
+            defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
+            let context = g_main_context_new()
+            g_main_context_push_thread_default(context)
+            defer {
+                g_main_context_pop_thread_default(context)
+                g_main_context_unref(context)
+            }
+            return try read(attributes, withProperties: withProperties, on: connection, cancellation: cancellation, deadline: deadline)
+        }
+    }
+
+    private static func read(
+        _ attributes: [String: String], withProperties: Bool, on connection: OpaquePointer, cancellation: Cancellation,
+        deadline: ContinuousClock.Instant
+    ) throws(KeyringError) -> [Match]? {
+        let address = UInt(bitPattern: Int(bitPattern: connection))
+        let known = openSession.withLock { $0?.connection == address ? $0?.path : nil }
+
+        // Round trip 1: SearchItems, and OpenSession unless this connection has one.
+        let table = kr_string_table_new()!
+        defer { g_hash_table_unref(table) }
+        for (name, value) in attributes { kr_string_table_insert(table, name, value) }
+        let first = try Calls(count: known == nil ? 2 : 1, deadline: deadline) { calls, milliseconds in
+            kr_call_start(
+                connection, service, servicePath, serviceInterface, "SearchItems", kr_variant_attributes_tuple(table), milliseconds,
+                cancellation.pointer, calls)
+            if known == nil {
+                kr_call_start(
+                    connection, service, servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), milliseconds,
+                    cancellation.pointer, calls + 1)
+            }
+        }
+        guard let searchReply = first.reply(0) else { return nil }
+        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+        kr_search_reply(searchReply, &unlocked, &locked)
+        defer {
+            g_strfreev(unlocked)
+            g_strfreev(locked)
+        }
+        let paths = ServiceCall.strings(unlocked)
+        guard !paths.isEmpty, ServiceCall.strings(locked).isEmpty else { return nil }
+        let session: String
+        if let known {
+            session = known
+        } else {
+            guard let reply = first.reply(1), let path = kr_open_session_path(reply) else { return nil }
+            session = String(cString: path)
+            g_free(path)
+        }
+
+        // Round trip 2: every secret in one GetSecrets, and each item's properties, all in flight at once.
+        let second = try Calls(count: 1 + (withProperties ? paths.count : 0), deadline: deadline) { calls, milliseconds in
+            let vector = paths.map { strdup($0) } + [nil]
+            defer { for pointer in vector { free(pointer) } }
+            vector.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: buffer.count) { rebound in
+                    kr_call_start(
+                        connection, service, servicePath, serviceInterface, "GetSecrets",
+                        kr_variant_paths_session_tuple(rebound, session), milliseconds, cancellation.pointer, calls)
+                }
+            }
+            for (index, path) in paths.enumerated() where withProperties {
+                kr_call_start(
+                    connection, service, path, "org.freedesktop.DBus.Properties", "GetAll", kr_item_interface_tuple(), milliseconds,
+                    cancellation.pointer, calls + 1 + index)
+            }
+        }
+        guard let secretsReply = second.reply(0) else {
+            // The session may be gone with a restarted daemon: open a new one next time.
+            openSession.withLock { $0 = nil }
+            return nil
+        }
+        openSession.withLock { $0 = (address, session) }
+        var found: [Match] = []
+        for (index, path) in paths.enumerated() {
+            var item: KeyringItem?
+            if withProperties {
+                guard let propertiesReply = second.reply(1 + index) else { return nil }
+                item = ServiceCall.item(fromProperties: propertiesReply, at: path, isLocked: false)
+                if item?.isLocked == true { return nil }
+            }
+            guard let value = kr_secrets_reply_value(secretsReply, path) else { return nil }
+            defer { g_variant_unref(value) }
+            var length = 0
+            let bytes = g_variant_get_fixed_array(value, &length, 1)
+            // An empty value may be KWallet's answer for a locked wallet: the full path tells.
+            guard let bytes, length > 0 else { return nil }
+            found.append(Match(path: path, item: item, secret: Data(bytes: bytes, count: length)))
+        }
+        guard withProperties else { return found }
+        return found.sorted { KeyringItem.isOlder($0.item!, $1.item!) }
+    }
+
+    private static let service = "org.freedesktop.secrets"
+    private static let servicePath = "/org/freedesktop/secrets"
+    private static let serviceInterface = "org.freedesktop.Secret.Service"
+
+    /// A cancellation or a timeout ends the read; any other error sends it to the full path.
+    private static func throwIfStopping(_ error: UnsafeMutablePointer<GError>) throws(KeyringError) {
+        let mapped = KeyringError(gError: error, phase: .talking)
+        switch mapped {
+        case .cancelled, .timedOut: throw mapped
+        default: return
+        }
+    }
+
+    /// Calls in flight together; each one's reply, or nil when it failed. Owns the replies.
+    private final class Calls {
+        private let calls: UnsafeMutablePointer<KRCall>
+        private let count: Int
+
+        /// Starts the calls with `start` (given the call slots and each call's timeout), then
+        /// waits for all of them on the thread-default main context.
+        init(
+            count: Int, deadline: ContinuousClock.Instant,
+            start: (UnsafeMutablePointer<KRCall>, Int32) -> Void
+        ) throws(KeyringError) {
+            self.count = count
+            calls = .allocate(capacity: count)
+            calls.initialize(repeating: KRCall(), count: count)
+            let left = ContinuousClock.now.duration(to: deadline)
+            let milliseconds = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            start(calls, milliseconds)
+            kr_calls_wait(g_main_context_get_thread_default(), calls, Int32(count))
+            for index in 0..<count {
+                if let error = calls[index].error { try throwIfStopping(error) }
+            }
+        }
+
+        func reply(_ index: Int) -> OpaquePointer? { calls[index].reply }
+
+        deinit {
+            for index in 0..<count {
+                if let reply = calls[index].reply { g_variant_unref(reply) }
+                if let error = calls[index].error { g_error_free(error) }
+            }
+            calls.deallocate()
+        }
+    }
+}
