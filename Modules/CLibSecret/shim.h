@@ -410,4 +410,10 @@ static inline GVariant *kr_secrets_reply_value(GVariant *reply, const char *path
     return value;
 }
 
+
+/// A one-element tuple holding `value` (consumed if floating), for calls such as Item.SetSecret.
+static inline GVariant *kr_variant_tuple_of(GVariant *value) {
+    return g_variant_new_tuple(&value, 1);
+}
+
 #endif

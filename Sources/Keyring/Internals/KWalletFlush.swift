@@ -1,4 +1,5 @@
 internal import CLibSecret
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -27,14 +28,22 @@ extension ServiceCall {
     /// then owns both names); nil when the service has no owner.
     func secretServiceOwner() -> (name: String, isKWallet: Bool)? {
         let proxy = kr_service_proxy(service)
-        guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy) else { return nil }
-        defer { g_free(owner) }
+        guard let connection = g_dbus_proxy_get_connection(proxy), let ownerPointer = g_dbus_proxy_get_name_owner(proxy) else { return nil }
+        let owner = String(cString: ownerPointer)
+        g_free(ownerPointer)
+        // A unique name is never reused on a bus, so the answer holds for as long as that owner does.
+        if let known = Self.knownOwner.withLock({ $0 }), known.name == owner { return known }
         let kwalletOwner = call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
             "GetNameOwner", kr_variant_string_tuple(Self.kwalletName), kr_variant_tuple_string)
         defer { g_free(kwalletOwner) }
-        return (String(cString: owner), kwalletOwner.map { strcmp(owner, $0) == 0 } ?? false)
+        let answer = (name: owner, isKWallet: kwalletOwner.map { owner == String(cString: $0) } ?? false)
+        Self.knownOwner.withLock { $0 = answer }
+        return answer
     }
+
+    /// The last answer of `secretServiceOwner()`.
+    private static let knownOwner = Mutex<(name: String, isKWallet: Bool)?>(nil)
 
     func flushIfKWallet() {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),

@@ -209,6 +209,9 @@ extension ServiceCall {
         at path: String, secret: (Data, contentType: String)? = nil, label: String? = nil, attributes: [String: String]? = nil
     ) throws(KeyringError) {
         if let (bytes, _) = secret { try refuseValueTheProviderRejects(bytes) }
+        if label == nil, attributes == nil, let (bytes, contentType) = secret {
+            return try setSecret(at: path, bytes, contentType: contentType)
+        }
         let item = try throwingGError {
             secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable, $0)
         }
@@ -232,6 +235,40 @@ extension ServiceCall {
         // check above may have dropped them.
         if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
         flushIfKWallet()
+    }
+
+    /// A secret-only update: one SetSecret call with the value encoded for this session, where a
+    /// SecretItem proxy would cost three more round trips. A locked item fails the call, except
+    /// on KWallet, which drops the write silently: there the item's state is read back.
+    private func setSecret(at path: String, _ bytes: Data, contentType: String) throws(KeyringError) {
+        let proxy = kr_service_proxy(service)
+        guard let connection = g_dbus_proxy_get_connection(proxy), let name = g_dbus_proxy_get_name(proxy) else {
+            throw .noSessionBus(detail: "the connection was closed")
+        }
+        let value = makeValue(bytes, contentType: contentType)
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        guard let encoded = secret_service_encode_dbus_secret(service, value) else {
+            throw .serviceFailure(domain: "libsecret", code: -1, message: "the value could not be encoded for the session")
+        }
+        var error: UnsafeMutablePointer<GError>? = nil
+        let reply = g_dbus_connection_call_sync(
+            connection, name, path, "org.freedesktop.Secret.Item", "SetSecret", kr_variant_tuple_of(encoded), nil,
+            G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds, cancellable, &error)
+        if let reply { g_variant_unref(reply) }
+        if let error {
+            defer { g_error_free(error) }
+            if Self.isNoSuchObject(error) {
+                throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared")
+            }
+            switch KeyringError(gError: error, phase: .talking) {
+            case .locked: throw .locked(itemExists: true)
+            case let other: throw other
+            }
+        }
+        if secretServiceOwner()?.isKWallet == true {
+            if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
+            flushIfKWallet()
+        }
     }
 
     /// Deletes the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
