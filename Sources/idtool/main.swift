@@ -8,11 +8,10 @@ import Glibc
 #endif
 
 // Parse, run, exit. Errors are reported by the runners as one line on stderr.
-let environment = ProcessInfo.processInfo.environment
 let status: Int32
 do throws(UsageError) {
     let (arguments, notUTF8) = CommandLineParser.decodedArguments()
-    let command = try CommandLineParser.parse(arguments, environment: environment)
+    let command = try CommandLineParser.parse(arguments, appFromEnvironment: Environment.value("IDTOOL_APP"))
     try CommandLineParser.rejectNonUTF8(command, notUTF8)
     switch command {
     case .help(let topic):
@@ -24,7 +23,7 @@ do throws(UsageError) {
     case .get, .show, .reset, .migrate, .derive:
         status = IdentityCommands.run(command)
     case .doctor(let json, let timeout):
-        status = Doctor.run(json: json, timeout: timeout, environment: environment)
+        status = Doctor.run(json: json, timeout: timeout, environment: ProcessInfo.processInfo.environment)
     case .itemGet, .itemSet, .itemReset:
         status = ItemCommands.run(command)
     }
