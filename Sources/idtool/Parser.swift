@@ -34,6 +34,16 @@ enum CommandLineParser {
     /// - Returns: the command to run, with every default filled in.
     /// - Throws: `UsageError` for anything malformed (status 64), or a bad `--app-key` (status 65).
     static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+        try parse(arguments, appFromEnvironment: environment["IDTOOL_APP"])
+    }
+
+    /// Parses the arguments after the program name, given only the value of `IDTOOL_APP`.
+    /// - Parameters:
+    ///   - arguments: `CommandLine.arguments` without the first element.
+    ///   - appFromEnvironment: the value of `IDTOOL_APP`, nil when it is unset.
+    /// - Returns: the command to run, with every default filled in.
+    /// - Throws: `UsageError` for anything malformed (status 64), or a bad `--app-key` (status 65).
+    static func parse(_ arguments: [String], appFromEnvironment: String?) throws(UsageError) -> Command {
         guard let first = arguments.first else {
             throw UsageError(message: "missing command", topic: .overview)
         }
@@ -49,7 +59,7 @@ enum CommandLineParser {
             var options: Set<String> = ["--app", "--vendor", "--timeout", "--no-prompt"]
             if topic != .reset { options.insert("--json") }
             guard let scan = try Scan(rest, options: options, positionals: [], topic: topic) else { return .help(topic) }
-            let app = try scan.app(environment)
+            let app = try scan.app(appFromEnvironment)
             let vendor = try scan.nonEmpty("--vendor")
             let timeout = try scan.timeout()
             switch topic {
@@ -70,7 +80,7 @@ enum CommandLineParser {
                 throw UsageError(message: "migrate needs --from SOURCE", topic: .migrate)
             }
             return .migrate(
-                app: try scan.app(environment), source: try parseSource(from), dryRun: scan.has("--dry-run"),
+                app: try scan.app(appFromEnvironment), source: try parseSource(from), dryRun: scan.has("--dry-run"),
                 removeLegacy: scan.has("--remove-legacy"), timeout: try scan.timeout(), unlock: scan.unlock)
         case "derive":
             guard let scan = try Scan(rest, options: ["--app-key", "--uuid"], positionals: [], topic: .derive) else {
@@ -293,9 +303,9 @@ private struct Scan {
         return value
     }
 
-    func app(_ environment: [String: String]) throws(UsageError) -> String {
+    func app(_ fromEnvironment: String?) throws(UsageError) -> String {
         if let app = try nonEmpty("--app") { return app }
-        if let app = environment["IDTOOL_APP"], !app.isEmpty { return app }
+        if let app = fromEnvironment, !app.isEmpty { return app }
         return CommandLineParser.defaultApp
     }
 
