@@ -416,4 +416,37 @@ static inline GVariant *kr_variant_tuple_of(GVariant *value) {
     return g_variant_new_tuple(&value, 1);
 }
 
+
+// Creating items with raw calls (ServiceCall.createItem).
+
+/// `(a{sv}(oayays)b)` for Collection.CreateItem: label and attributes, the encoded secret
+/// (consumed if floating), and never libsecret's replace flag.
+static inline GVariant *kr_create_item_tuple(const char *label, GHashTable *attributes, GVariant *secret) {
+    GVariantBuilder table;
+    g_variant_builder_init(&table, G_VARIANT_TYPE("a{ss}"));
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, attributes);
+    while (g_hash_table_iter_next(&iter, &key, &value)) g_variant_builder_add(&table, "{ss}", key, value);
+    GVariantBuilder properties;
+    g_variant_builder_init(&properties, G_VARIANT_TYPE("a{sv}"));
+    g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Label", g_variant_new_string(label));
+    g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Attributes", g_variant_builder_end(&table));
+    return g_variant_new("(a{sv}@(oayays)b)", &properties, secret, FALSE);
+}
+
+/// The item and prompt paths of a CreateItem reply, `(oo)`; both NULL for another shape. Free with g_free.
+static inline void kr_create_item_reply(GVariant *reply, gchar **item, gchar **prompt) {
+    *item = NULL;
+    *prompt = NULL;
+    if (reply && g_variant_is_of_type(reply, G_VARIANT_TYPE("(oo)"))) g_variant_get(reply, "(oo)", item, prompt);
+}
+
+static inline const GVariantType *kr_variant_type_objpath(void) { return G_VARIANT_TYPE_OBJECT_PATH; }
+
+/// The path in a prompt's result, an `o` variant; NULL for another shape. Free with g_free.
+static inline gchar *kr_variant_objpath(GVariant *value) {
+    return value && g_variant_is_of_type(value, G_VARIANT_TYPE_OBJECT_PATH) ? g_variant_dup_string(value, NULL) : NULL;
+}
+
 #endif

@@ -1,4 +1,4 @@
-import Keyring
+@_spi(KeyringIdentityInternals) import Keyring
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -190,7 +190,7 @@ public struct IdentifierResolver: Sendable {
                     // Under the scope's creation lock, the reset record first: a process that sees the
                     // item gone then also sees why, and never restores it from an old backup.
                     try withScopeCreationLock(budget) { () throws(KeyringError) in
-                        let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+                        let all = try budget.call { keyring throws(KeyringError) in try keyring.readAllNonSecret(scope.keyringAttributes) }
                         var voided = Set([backupChecksum, previous?.voidChecksum].compactMap { $0 })
                         for (_, secret) in all { voided.insert(BackupRecord.checksum(String(decoding: secret, as: UTF8.self))) }
                         try recordReset(voided, at: Date(), budget: budget)

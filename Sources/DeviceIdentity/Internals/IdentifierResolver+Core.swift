@@ -308,7 +308,7 @@ extension IdentifierResolver {
         noteKeyringServed()
         switch outcome {
         case .inserted:
-            let readBack = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+            let readBack = try budget.call { keyring throws(KeyringError) in try keyring.readAllNonSecret(scope.keyringAttributes) }
             guard let first = readBack.first, first.secret == Data(value.utf8) else {
                 throw .serviceFailure(domain: "keyring-identity", code: 1, message: "the identifier did not read back the same")
             }
@@ -344,7 +344,7 @@ extension IdentifierResolver {
         var voided = Set(pending.voidChecksum.map { [$0] } ?? [])
         do throws(KeyringError) {
             try withScopeCreationLock(budget) { () throws(KeyringError) in
-                let all = try budget.call { keyring throws(KeyringError) in try keyring.readAll(scope.keyringAttributes) }
+                let all = try budget.call { keyring throws(KeyringError) in try keyring.readAllNonSecret(scope.keyringAttributes) }
                 let void = all.filter {
                     pending.voids(value: String(decoding: $0.secret, as: UTF8.self), created: Self.identifierCreated($0.item))
                 }

@@ -21,8 +21,15 @@ import Foundation
 /// and the caller takes the full path, which tells those cases apart, unlocks, and activates the
 /// service. Only a timeout or a cancellation ends the read here.
 enum PlainRead {
-    /// The plain session opened on the session-bus connection: (connection address, session path).
-    private static let openSession = Mutex<(connection: UInt, path: String)?>(nil)
+    /// The session-bus connection, held for the process's life: GLib keeps its shared connection
+    /// only while someone holds it, and libsecret, which comes later in the same process, then
+    /// shares it instead of connecting again. With the plain session opened on it, once opened.
+    private struct Held {
+        var connection: UInt = 0
+        var session: String?
+    }
+
+    private static let held = Mutex(Held())
 
     /// One match: its object path, its properties (when asked for) and its value.
     struct Match {
@@ -47,6 +54,7 @@ enum PlainRead {
                 return nil
             }
             defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
+            hold(connection)
             let context = g_main_context_new()
             g_main_context_push_thread_default(context)
             defer {
@@ -62,7 +70,7 @@ enum PlainRead {
         deadline: ContinuousClock.Instant
     ) throws(KeyringError) -> [Match]? {
         let address = UInt(bitPattern: Int(bitPattern: connection))
-        let known = openSession.withLock { $0?.connection == address ? $0?.path : nil }
+        let known = held.withLock { $0.connection == address ? $0.session : nil }
 
         // Round trip 1: SearchItems, and OpenSession unless this connection has one.
         let table = kr_string_table_new()!
@@ -78,6 +86,11 @@ enum PlainRead {
                     cancellation.pointer, calls + 1)
             }
         }
+        if known == nil, let reply = first.reply(1), let path = kr_open_session_path(reply) {
+            let session = String(cString: path)
+            g_free(path)
+            held.withLock { if $0.connection == address { $0.session = session } }
+        }
         guard let searchReply = first.reply(0) else { return nil }
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
         var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
@@ -88,14 +101,7 @@ enum PlainRead {
         }
         let paths = ServiceCall.strings(unlocked)
         guard !paths.isEmpty, ServiceCall.strings(locked).isEmpty else { return nil }
-        let session: String
-        if let known {
-            session = known
-        } else {
-            guard let reply = first.reply(1), let path = kr_open_session_path(reply) else { return nil }
-            session = String(cString: path)
-            g_free(path)
-        }
+        guard let session = known ?? held.withLock({ $0.connection == address ? $0.session : nil }) else { return nil }
 
         // Round trip 2: every secret in one GetSecrets, and each item's properties, all in flight at once.
         let second = try Calls(count: 1 + (withProperties ? paths.count : 0), deadline: deadline) { calls, milliseconds in
@@ -116,10 +122,9 @@ enum PlainRead {
         }
         guard let secretsReply = second.reply(0) else {
             // The session may be gone with a restarted daemon: open a new one next time.
-            openSession.withLock { $0 = nil }
+            held.withLock { if $0.session == session { $0.session = nil } }
             return nil
         }
-        openSession.withLock { $0 = (address, session) }
         var found: [Match] = []
         for (index, path) in paths.enumerated() {
             var item: KeyringItem?
@@ -138,6 +143,17 @@ enum PlainRead {
         }
         guard withProperties else { return found }
         return found.sorted { KeyringItem.isOlder($0.item!, $1.item!) }
+    }
+
+    /// Holds `connection` from now on (releasing one held before, a closed bus's), keeping the session only on the same one.
+    private static func hold(_ connection: OpaquePointer) {
+        let address = UInt(bitPattern: Int(bitPattern: connection))
+        held.withLock { held in
+            guard held.connection != address else { return }
+            g_object_ref(UnsafeMutableRawPointer(connection))
+            if let old = UnsafeMutableRawPointer(bitPattern: held.connection) { g_object_unref(old) }
+            held = Held(connection: address, session: nil)
+        }
     }
 
     private static let service = "org.freedesktop.secrets"

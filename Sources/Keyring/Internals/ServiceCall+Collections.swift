@@ -63,14 +63,21 @@ extension ServiceCall {
 
     /// Properties.Get of one property; nil when the object does not exist.
     private func property(_ name: String, of path: String, interface: String) throws(KeyringError) -> OpaquePointer? {
+        try callService(path, interface: "org.freedesktop.DBus.Properties", method: "Get", kr_variant_two_strings_tuple(interface, name))
+    }
+
+    /// One call to the Secret Service's owner, straight on the connection; nil when the object
+    /// does not exist. The caller owns the reply.
+    func callService(_ path: String, interface: String, method: String, _ parameters: OpaquePointer?) throws(KeyringError) -> OpaquePointer? {
         let proxy = kr_service_proxy(service)
         guard let connection = g_dbus_proxy_get_connection(proxy), let bus = g_dbus_proxy_get_name(proxy) else {
+            if let parameters { g_variant_unref(g_variant_ref_sink(parameters)) }
             throw .noSessionBus(detail: "the connection was closed")
         }
         var error: UnsafeMutablePointer<GError>? = nil
         let reply = g_dbus_connection_call_sync(
-            connection, bus, path, "org.freedesktop.DBus.Properties", "Get", kr_variant_two_strings_tuple(interface, name), nil,
-            G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds, cancellable, &error)
+            connection, bus, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds, cancellable,
+            &error)
         if let error {
             defer { g_error_free(error) }
             if Self.isNoSuchObject(error) { return nil }

@@ -180,29 +180,69 @@ extension ServiceCall {
 
     /// Creates an item in the default collection. It never uses libsecret's replace flag, which
     /// would also overwrite items whose attributes merely include these. Returns its object path.
+    ///
+    /// Raw calls (ReadAlias, the collection's Locked, CreateItem) where libsecret's collection and
+    /// item proxies would add six more messages; a prompt the service asks for is run, as
+    /// libsecret would, within this call's deadline.
     @discardableResult
     func createItem(
         attributes: [String: String], label: String, secret: Data, contentType: String
     ) throws(KeyringError) -> String {
         try refuseValueTheProviderRejects(secret)
-        let path = try withDefaultCollection { collection throws(KeyringError) -> String in
-            if secret_collection_get_locked(collection) != 0 { throw .locked(itemExists: false) }
-            let table = makeTable(attributes)
-            defer { g_hash_table_unref(table) }
-            let value = makeValue(secret, contentType: contentType)
-            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-            let item = try throwingGError {
-                secret_item_create_sync(collection, nil, table, label, value, SECRET_ITEM_CREATE_NONE, cancellable, $0)
-            }
-            guard let item else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the service created no item") }
-            defer { g_object_unref(item) }
-            return String(cString: g_dbus_proxy_get_object_path(kr_item_proxy(item)))
-        }
         // Without a default collection libsecret would ask the service to create one, which prompts.
-        guard let path else { throw .noDefaultCollection }
+        guard let aliasReply = try callService(servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"))
+        else { throw .noDefaultCollection }
+        let collectionPath = kr_variant_tuple_objpath(aliasReply)
+        g_variant_unref(aliasReply)
+        defer { g_free(collectionPath) }
+        guard let collectionPath, strcmp(collectionPath, "/") != 0 else { throw .noDefaultCollection }
+        guard let lockedReply = try callService(
+            String(cString: collectionPath), interface: "org.freedesktop.DBus.Properties", method: "Get",
+            kr_variant_two_strings_tuple("org.freedesktop.Secret.Collection", "Locked"))
+        else { throw .noDefaultCollection }
+        let locked = kr_variant_boolean(lockedReply)
+        g_variant_unref(lockedReply)
+        if locked == 1 { throw .locked(itemExists: false) }
+
+        let table = makeTable(attributes)
+        defer { g_hash_table_unref(table) }
+        let value = makeValue(secret, contentType: contentType)
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        guard let encoded = secret_service_encode_dbus_secret(service, value) else {
+            throw .serviceFailure(domain: "libsecret", code: -1, message: "the value could not be encoded for the session")
+        }
+        guard let reply = try callService(
+            String(cString: collectionPath), interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
+            kr_create_item_tuple(label, table, encoded))
+        else { throw .noDefaultCollection }
+        var itemPath: UnsafeMutablePointer<gchar>? = nil
+        var promptPath: UnsafeMutablePointer<gchar>? = nil
+        kr_create_item_reply(reply, &itemPath, &promptPath)
+        g_variant_unref(reply)
+        defer {
+            g_free(itemPath)
+            g_free(promptPath)
+        }
+        var created = itemPath.map { String(cString: $0) } ?? "/"
+        if created == "/", let promptPath, strcmp(promptPath, "/") != 0 {
+            let result = try throwingGError {
+                secret_service_prompt_at_dbus_path_sync(service, promptPath, cancellable, kr_variant_type_objpath(), $0)
+            }
+            // A prompt that was dismissed returns no result.
+            guard let result else { throw .locked(itemExists: false, unlock: .dismissed) }
+            defer { g_variant_unref(result) }
+            created = kr_variant_objpath(result).map { pointer in
+                defer { g_free(pointer) }
+                return String(cString: pointer)
+            } ?? "/"
+        }
+        guard created != "/" else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the service created no item") }
         flushIfKWallet()
-        return path
+        return created
     }
+
+    private var servicePath: String { "/org/freedesktop/secrets" }
+    private var serviceInterface: String { "org.freedesktop.Secret.Service" }
 
     /// Changes the parts of an existing item that are given; the others stay as they are.
     func updateItem(
