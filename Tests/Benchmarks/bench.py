@@ -439,7 +439,7 @@ for row in regression:
     lines.append(f"| {row['case']} | {pm(row['recorded'], row['recorded_noise'])} | {pm(row['ratio'], row['noise'])} | "
                  f"{'+' + r2(row['allowance']) if row['allowance'] is not None else '—'} | {row['verdict']} |")
 if regressed:
-    lines += ["", f"**REGRESSION: {', '.join(regressed)} worse than recorded by more than this run's noise.**"
+    lines += ["", f"**REGRESSION: {', '.join(regressed)} worse than recorded by more than the allowance (this run's and the recorded noise).**"
               + (" (--record: recorded anyway)" if O["record"] else "")]
 if not race_ok:
     lines += ["", "**RACE FAILURE: a 16-process race produced more than one identifier.**"]
