@@ -14,6 +14,11 @@
  *   reference populate FROM TO                  create unrelated items unrelated-FROM..TO-1 in the default
  *                                               (login) collection, timed in total
  *   reference populate-session FROM TO          the same in gnome-keyring's in-memory "session" collection
+ *   reference populate-raw FROM TO COLLECTION   the same items in the collection at that object path, through
+ *                                               raw CreateItem calls (plain session, no replace, 32 in flight)
+ *   reference count ATTR VAL [ATTR VAL...]      one raw SearchItems on the service: "count <matches>", and its time
+ *   reference fsync DIR N                       N times: write 8 KiB, fsync, rename (as gnome-keyring saves
+ *                                               a keyring file); one sample each
  *   reference noop                              link libsecret, call nothing (start-up baseline)
  *   reference spawn REPS LABEL=CMD...           fork/exec each CMD once per repetition, interleaved
  *                                               (A,B,C,A,B,C...); CMD is split on \x1f; stdout -> /dev/null
@@ -126,7 +131,7 @@ static int mode_store_new(int n, const char *prefix) {
 /* gnome-keyring 42 makes each new item cost O(items already there) (it rewrites and re-encrypts the
  * keyring file, and emits the collection's whole Items list), so filling a collection is O(n^2):
  * ~37 s for 1000 items on the test machine. CreateItem(replace=false) through a collection proxy
- * was slower still, so this uses plain storev. */
+ * was slower still, so this uses plain storev; populate-raw (below) is the fast way. */
 static int mode_populate(int from, int to, const char *collection) {
     GHashTable *types = g_hash_table_new(g_str_hash, g_str_equal);
     g_hash_table_insert(types, "service", GINT_TO_POINTER(SECRET_SCHEMA_ATTRIBUTE_STRING));
@@ -145,6 +150,119 @@ static int mode_populate(int from, int to, const char *collection) {
         g_hash_table_unref(attributes);
     }
     printf("sample populate %lld\n", now_ns() - t0);
+    return 0;
+}
+
+/* populate-raw: the same items, through raw CreateItem calls (replace=false) on a plain session,
+ * up to WINDOW calls in flight. No SecretService proxy, no search for an item to replace. */
+static struct {
+    GDBusConnection *bus;
+    GMainLoop *loop;
+    const char *collection, *session;
+    int next, to, pending;
+} raw;
+
+static void raw_send(void);
+
+static void raw_created(GObject *source, GAsyncResult *result, gpointer data) {
+    (void)source; (void)data;
+    GError *error = NULL;
+    GVariant *reply = g_dbus_connection_call_finish(raw.bus, result, &error);
+    if (!reply) die("CreateItem", error);
+    g_variant_unref(reply);
+    raw.pending--;
+    raw_send();
+    if (raw.pending == 0 && raw.next >= raw.to) g_main_loop_quit(raw.loop);
+}
+
+static void raw_send(void) {
+    static const char value[] = "unrelated secret";
+    while (raw.pending < 32 && raw.next < raw.to) {
+        char service[64];
+        snprintf(service, sizeof service, "unrelated-%d", raw.next++);
+        GVariantBuilder attributes, properties;
+        g_variant_builder_init(&attributes, G_VARIANT_TYPE("a{ss}"));
+        g_variant_builder_add(&attributes, "{ss}", "service", service);
+        g_variant_builder_add(&attributes, "{ss}", "username", "someone");
+        g_variant_builder_init(&properties, G_VARIANT_TYPE("a{sv}"));
+        g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Label", g_variant_new_string(service));
+        g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Attributes", g_variant_builder_end(&attributes));
+        GVariant *secret = g_variant_new("(o@ay@ays)", raw.session,
+                                         g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, "", 0, 1),
+                                         g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, value, sizeof value - 1, 1),
+                                         "text/plain");
+        g_dbus_connection_call(raw.bus, "org.freedesktop.secrets", raw.collection, "org.freedesktop.Secret.Collection",
+                               "CreateItem", g_variant_new("(@a{sv}@(oayays)b)", g_variant_builder_end(&properties), secret, FALSE),
+                               G_VARIANT_TYPE("(oo)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, raw_created, NULL);
+        raw.pending++;
+    }
+}
+
+static int mode_populate_raw(int from, int to, const char *collection) {
+    GError *error = NULL;
+    long long t0 = now_ns();
+    raw.bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &error);
+    if (!raw.bus) die("bus", error);
+    GVariant *opened = g_dbus_connection_call_sync(raw.bus, "org.freedesktop.secrets", "/org/freedesktop/secrets",
+                                                   "org.freedesktop.Secret.Service", "OpenSession",
+                                                   g_variant_new("(sv)", "plain", g_variant_new_string("")),
+                                                   G_VARIANT_TYPE("(vo)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, &error);
+    if (!opened) die("OpenSession", error);
+    const char *session;
+    g_variant_get(opened, "(v&o)", NULL, &session);
+    raw.session = session;
+    raw.collection = collection;
+    raw.next = from;
+    raw.to = to;
+    raw.loop = g_main_loop_new(NULL, FALSE);
+    raw_send();
+    if (raw.pending) g_main_loop_run(raw.loop);
+    printf("sample populate %lld\n", now_ns() - t0);
+    g_variant_unref(opened);
+    return 0;
+}
+
+/* count: how many items one SearchItems on the service returns (unlocked + locked), the call
+ * every lookup starts with; it proves the populated items are in what a search scans. */
+static int mode_count(int argc, char **argv) {
+    GError *error = NULL;
+    GDBusConnection *bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &error);
+    if (!bus) die("bus", error);
+    GVariantBuilder attributes;
+    g_variant_builder_init(&attributes, G_VARIANT_TYPE("a{ss}"));
+    for (int i = 0; i + 1 < argc; i += 2) g_variant_builder_add(&attributes, "{ss}", argv[i], argv[i + 1]);
+    long long t0 = now_ns();
+    GVariant *reply = g_dbus_connection_call_sync(bus, "org.freedesktop.secrets", "/org/freedesktop/secrets",
+                                                  "org.freedesktop.Secret.Service", "SearchItems",
+                                                  g_variant_new("(@a{ss})", g_variant_builder_end(&attributes)),
+                                                  G_VARIANT_TYPE("(aoao)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, &error);
+    long long t1 = now_ns();
+    if (!reply) die("SearchItems", error);
+    GVariant *unlocked = g_variant_get_child_value(reply, 0), *locked = g_variant_get_child_value(reply, 1);
+    printf("count %zu\n", g_variant_n_children(unlocked) + g_variant_n_children(locked));
+    printf("sample search %lld\n", t1 - t0);
+    g_variant_unref(unlocked);
+    g_variant_unref(locked);
+    g_variant_unref(reply);
+    return 0;
+}
+
+/* fsync DIR N: N times write 8 KiB to a new file in DIR, fsync it and rename it over DIR/.bench-fsync,
+ * as gnome-keyring saves a keyring file on every write. The write cases depend on this latency, which
+ * another job's disk traffic can raise tenfold. */
+static int mode_fsync(const char *dir, int n) {
+    char tmp[4096], dst[4096], block[8192];
+    memset(block, 'x', sizeof block);
+    snprintf(dst, sizeof dst, "%s/.bench-fsync", dir);
+    for (int i = 0; i < n; i++) {
+        snprintf(tmp, sizeof tmp, "%s/.bench-fsync-%d", dir, i);
+        long long t0 = now_ns();
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || write(fd, block, sizeof block) != (ssize_t)sizeof block || fsync(fd) != 0 || close(fd) != 0 ||
+            rename(tmp, dst) != 0) { perror("reference: fsync"); return 1; }
+        printf("sample fsync %lld\n", now_ns() - t0);
+    }
+    unlink(dst);
     return 0;
 }
 
@@ -261,6 +379,9 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "store-new") && argc == 4) return mode_store_new(atoi(argv[2]), argv[3]);
     if (!strcmp(mode, "populate") && argc == 4) return mode_populate(atoi(argv[2]), atoi(argv[3]), SECRET_COLLECTION_DEFAULT);
     if (!strcmp(mode, "populate-session") && argc == 4) return mode_populate(atoi(argv[2]), atoi(argv[3]), SECRET_COLLECTION_SESSION);
+    if (!strcmp(mode, "populate-raw") && argc == 5) return mode_populate_raw(atoi(argv[2]), atoi(argv[3]), argv[4]);
+    if (!strcmp(mode, "fsync") && argc == 4) return mode_fsync(argv[2], atoi(argv[3]));
+    if (!strcmp(mode, "count") && argc >= 4) return mode_count(argc - 2, argv + 2);
     if (!strcmp(mode, "spawn") && argc >= 4) return mode_spawn(atoi(argv[2]), argc - 3, argv + 3);
     if (!strcmp(mode, "race") && argc == 4 && atoi(argv[2]) <= 64) return mode_race(atoi(argv[2]), argv[3]);
     fprintf(stderr, "reference: bad arguments\n");

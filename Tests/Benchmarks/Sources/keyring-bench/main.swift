@@ -5,6 +5,8 @@
 //   keyring-bench read N IDENTIFIER        SecretStore.object(forKey: .valueData), 1 first + N warm
 //   keyring-bench write N IDENTIFIER       SecretStore.setObject(_:forKey: .valueData) on an existing item
 //   keyring-bench warm-id BATCHES APP      IdentifierResolver.identifier() from memory: ns per call, per batch of 100 000
+//   keyring-bench first-id 0 APP           what an app does at launch: IdentifierResolver(appID:) + the first identifier(),
+//                                          timed together as "first" (the init alone as "init"); the app's item must exist
 //   keyring-bench cold N PREFIX            first-run resolve() of a new app PREFIX-i each time (lock, generate, write keyring + backup)
 //   keyring-bench file-read N IDENTIFIER   read, on Keyring(backend: .file) (SECRET_FILE_TEST_PATH/_PASSWORD name the file and key)
 //   keyring-bench file-write N IDENTIFIER  write, on Keyring(backend: .file)
@@ -29,16 +31,17 @@ func fail(_ message: String) -> Never {
 }
 
 let args = Array(CommandLine.arguments.dropFirst())
-guard args.count == 3, let n = Int(args[1]) else { fail("usage: keyring-bench read|write|warm-id|cold|file-read|file-write N NAME") }
+guard args.count == 3, let n = Int(args[1]) else { fail("usage: keyring-bench read|write|warm-id|first-id|cold|file-read|file-write N NAME") }
 let name = args[2]
 // The file-* modes name the backend explicitly rather than relying on SECRET_BACKEND, so they
 // measure the file backend even if the environment says otherwise.
-let keyring = args[0].hasPrefix("file-") ? Keyring(backend: .file) : Keyring.default
+// A function, not a global: first-id must not touch Keyring.default before its timer starts.
+func keyring() -> Keyring { args[0].hasPrefix("file-") ? Keyring(backend: .file) : Keyring.default }
 
 do {
     switch args[0] {
     case "read", "file-read":
-        let store = try SecretStore(identifier: name, keyring: keyring)
+        let store = try SecretStore(identifier: name, keyring: keyring())
         for i in 0...n {
             let t0 = now()
             let value = try store.object(forKey: .valueData)
@@ -47,7 +50,7 @@ do {
             sample(i == 0 ? "first" : "warm", t1 - t0)
         }
     case "write", "file-write":
-        let store = try SecretStore(identifier: name, keyring: keyring)
+        let store = try SecretStore(identifier: name, keyring: keyring())
         for i in 0...n {
             let value = "value-\(i)-\(now())"
             let t0 = now()
@@ -69,6 +72,16 @@ do {
             print("sample warm \(Double(t1 - t0) / Double(perBatch))")
         }
         if sink != first.utf8.count * n * perBatch { fail("identifier changed while cached") }
+    case "first-id":
+        // The timer starts before the init, so set-up moved into it would still count.
+        let t0 = now()
+        let resolver = try IdentifierResolver(appID: name)
+        let t1 = now()
+        let value = try resolver.identifier()
+        let t2 = now()
+        guard !value.isEmpty else { fail("empty identifier") }
+        sample("first", t2 - t0)
+        sample("init", t1 - t0)
     case "cold":
         for i in 0...n {
             let resolver = try IdentifierResolver(appID: "\(name)-\(i)")
