@@ -398,14 +398,18 @@ static inline GVariant *kr_variant_paths_session_tuple(const gchar *const *paths
 }
 
 /// The secret bytes for `path` in a GetSecrets reply, `(a{o(oayays)})`, as a new `ay` variant
-/// (g_variant_unref); NULL when the reply has no entry for it or another shape.
+/// (g_variant_unref); NULL when the reply has no entry for it, another shape, or encryption parameters.
 static inline GVariant *kr_secrets_reply_value(GVariant *reply, const char *path) {
     if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(a{o(oayays)})"))) return NULL;
     GVariant *map = g_variant_get_child_value(reply, 0);
     GVariant *entry = g_variant_lookup_value(map, path, G_VARIANT_TYPE("(oayays)"));
     g_variant_unref(map);
     if (!entry) return NULL;
-    GVariant *value = g_variant_get_child_value(entry, 2);
+    // A plain session's secret has no parameters; one with an IV was encrypted for another session.
+    GVariant *parameters = g_variant_get_child_value(entry, 1);
+    gsize parameter_count = g_variant_n_children(parameters);
+    g_variant_unref(parameters);
+    GVariant *value = parameter_count == 0 ? g_variant_get_child_value(entry, 2) : NULL;
     g_variant_unref(entry);
     return value;
 }

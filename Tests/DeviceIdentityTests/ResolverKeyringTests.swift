@@ -178,7 +178,7 @@ struct ResolverKeyringTests {
         try keyringCtl("restart")
         let after = try resolver.refresh()
         #expect(after.value == original)
-        #expect(after.provenance == .keyring)
+        #expect(after.provenance == .keyring, "\(after)")
     }
 
     /// KWallet writes its wallet file on a 5-second timer and not on exit, so without the flush

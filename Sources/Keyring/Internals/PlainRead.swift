@@ -145,6 +145,19 @@ enum PlainRead {
         return found.sorted { KeyringItem.isOlder($0.item!, $1.item!) }
     }
 
+    /// Whether libsecret's session at `path` on `connection` has the path of the plain session:
+    /// then one of the two was opened on a daemon that has since restarted (two live sessions never
+    /// share a path), and a secret encoded for it would be read by the new daemon as the other's.
+    /// The plain session is dropped; the caller drops libsecret's.
+    static func collides(withSession path: String, on connection: OpaquePointer) -> Bool {
+        let address = UInt(bitPattern: Int(bitPattern: connection))
+        return held.withLock { held in
+            guard held.connection == address, held.session == path else { return false }
+            held.session = nil
+            return true
+        }
+    }
+
     /// Holds `connection` from now on (releasing one held before, a closed bus's), keeping the session only on the same one.
     private static func hold(_ connection: OpaquePointer) {
         let address = UInt(bitPattern: Int(bitPattern: connection))

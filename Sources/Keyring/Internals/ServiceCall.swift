@@ -98,6 +98,15 @@ struct ServiceCall: ~Copyable {
             secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, $0)
         }
         guard let service else { throw .noSecretService }
+        if let session = secret_service_get_session_dbus_path(service),
+            let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
+            PlainRead.collides(withSession: String(cString: session), on: connection)
+        {
+            // A session left from a restarted daemon: start over on a new one.
+            g_object_unref(service)
+            secret_service_disconnect()
+            return try connect(cancellable)
+        }
         return service
     }
 
@@ -119,7 +128,9 @@ struct ServiceCall: ~Copyable {
         case .noSessionBus(let detail): return detail == "the connection was closed"
         case .serviceFailure(_, _, let message):
             // gnome-keyring: "The session does not exist"; KWallet: "Can't find session /org/…".
+            // gnome-keyring also: "The session wrapping the secret does not exist" (a value encoded for the old session).
             return message.contains("session does not exist") || message.contains("Can't find session")
+                || message.contains("session wrapping the secret does not exist")
                 || message.contains("No such interface")
                 || message.contains("The name") || message.contains("was not provided by any .service files")
         default: return false
