@@ -204,6 +204,7 @@ extension ServiceCall {
         g_variant_unref(lockedReply)
         if locked == 1 { throw .locked(itemExists: false) }
 
+        try requireCurrentSession()
         let table = makeTable(attributes)
         defer { g_hash_table_unref(table) }
         let value = makeValue(secret, contentType: contentType)
@@ -285,6 +286,7 @@ extension ServiceCall {
         guard let connection = g_dbus_proxy_get_connection(proxy), let name = g_dbus_proxy_get_name(proxy) else {
             throw .noSessionBus(detail: "the connection was closed")
         }
+        try requireCurrentSession()
         let value = makeValue(bytes, contentType: contentType)
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         guard let encoded = secret_service_encode_dbus_secret(service, value) else {

@@ -75,11 +75,11 @@ struct ServiceCall: ~Copyable {
                     outcome = .success(try attempt())
                 } catch let error where !staleRetried && isStaleConnection(error) {
                     staleRetried = true
-                    secret_service_disconnect()
+                    disconnect()
                     continue
                 } catch let error where keyRetries < maximumKeyRetries && isRejectedSessionKey(error) {
                     keyRetries += 1
-                    secret_service_disconnect()
+                    disconnect()
                     continue
                 } catch {
                     outcome = .failure(error)
@@ -104,11 +104,63 @@ struct ServiceCall: ~Copyable {
         {
             // A session left from a restarted daemon: start over on a new one.
             g_object_unref(service)
-            secret_service_disconnect()
+            disconnect()
             return try connect(cancellable)
         }
+        rememberSessionOwner(service)
         return service
     }
+
+    /// libsecret's current service and session, and who owned the Secret Service's name when
+    /// this process first saw that session: the daemon the session lives in.
+    private static let sessionOwner = Mutex<(service: UInt, session: String, owner: String)?>(nil)
+
+    private static func rememberSessionOwner(_ service: UnsafeMutablePointer<SecretService>) {
+        guard let sessionPointer = secret_service_get_session_dbus_path(service),
+            let ownerPointer = g_dbus_proxy_get_name_owner(kr_service_proxy(service))
+        else { return }
+        defer { g_free(ownerPointer) }
+        let address = UInt(bitPattern: Int(bitPattern: service))
+        let session = String(cString: sessionPointer)
+        sessionOwner.withLock { known in
+            if known?.service != address || known?.session != session { known = (address, session, String(cString: ownerPointer)) }
+        }
+    }
+
+    /// Drops libsecret's service and session; the next call opens new ones.
+    private static func disconnect() {
+        sessionOwner.withLock { $0 = nil }
+        secret_service_disconnect()
+    }
+
+    /// Throws a stale-session error (which `run` retries on a new session) when the daemon that
+    /// owns the Secret Service now is not the one libsecret's session was opened with. For writes,
+    /// before a value is encoded: a restarted daemon may hold another client's session at the old
+    /// session's path (KeePassXC does), and would store the value decoded with that one's key.
+    func requireCurrentSession() throws(KeyringError) {
+        let proxy = kr_service_proxy(service)
+        guard let connection = g_dbus_proxy_get_connection(proxy) else { throw .noSessionBus(detail: "the connection was closed") }
+        var error: UnsafeMutablePointer<GError>? = nil
+        let reply = g_dbus_connection_call_sync(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+            kr_variant_string_tuple("org.freedesktop.secrets"), nil, G_DBUS_CALL_FLAGS_NONE, remainingMilliseconds, cancellable, &error)
+        if let error {
+            defer { g_error_free(error) }
+            throw KeyringError(gError: error, phase: .talking)
+        }
+        defer { g_variant_unref(reply) }
+        let owner = kr_variant_tuple_string(reply)
+        defer { g_free(owner) }
+        let current = owner.map { String(cString: $0) }
+        let address = UInt(bitPattern: Int(bitPattern: service))
+        let known = Self.sessionOwner.withLock { $0 }
+        guard let known, known.service == address, known.owner == current else {
+            throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.staleSession)
+        }
+    }
+
+    /// Matched by `isStaleConnection`.
+    static let staleSession = "the session does not exist in the daemon that owns the Secret Service now"
 
     /// Fresh session keys to try after `isRejectedSessionKey`: each fails with chance 1/256 or so.
     private static let maximumKeyRetries = 4
