@@ -438,6 +438,37 @@ struct EdgeFaults {
         #expect(try other.idtool(["get", "--app", app]).line == n, "the other state directory keeps N")
     }
 
+    // Found by scripts/chaos (30-minute run, step 68): the twin a bus-less reset voided came back
+    // through creation, which adopted it as "another process stored an identifier first".
+    @Test("a pending reset that cannot complete never adopts the identifier it voids from another collection",
+          .enabled(if: TestProvider.isGnomeKeyring, "plants the twin in gnome-keyring's in-memory session collection"))
+    func pendingResetNeverAdoptsVoidTwin() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("pending-twin")
+        let k = try box.establish(app)
+        try Fault.clearKeyringItem(app: app)
+        let twin = UUID().uuidString.lowercased()
+        try Fault.storeItem([("identity-scope", "app"), ("identity-name", app), ("edge-twin", "1")], value: Data(twin.utf8),
+                            collection: "/org/freedesktop/secrets/collection/session")
+        defer { Fault.restoreDaemon() }
+        try Fault.lockKeyring()
+        let served = try box.idtool(["get", "--app", app, "--no-prompt"])
+        try #require(served.status == 0 && served.line == twin, "the unlocked twin is the keyring's value: \(served.summary)")
+        #expect(try box.idtool(["reset", "--app", app], environment: box.noBusEnvironment).status == 0)
+
+        let get = try box.idtool(["get", "--app", app, "--no-prompt"])
+        get.expectExit(FaultTable["edge.reset.pending-twin-locked"])
+        #expect(Fault.isUUID(get.line) && get.line != twin && get.line != k, "not the void twin: \(get.summary)")
+        get.expectClean(hiding: [k, twin])
+        let v = get.line
+
+        Fault.restoreDaemon()
+        let after = try box.idtool(["get", "--app", app])
+        #expect(after.status == 0 && after.line == v, "the reset completes and the new one stays: \(after.summary)")
+        #expect(try Fault.keyringValue(app: app) == v)
+        #expect(try Fault.itemPaths([("identity-scope", "app"), ("identity-name", app)]).unlocked.count == 1, "the twin is gone")
+    }
+
     @Test("a pending reset that meets a locked keyring still serves a backup made after the reset")
     func pendingResetWithLockedKeyringServesNewerBackup() throws {
         let box = try Sandbox()

@@ -318,6 +318,13 @@ extension IdentifierResolver {
                 throw .invalidArgument("the keyring item for \(scope) holds an invalid identifier; run reset to start over")
             }
             if Decision.sameBytes(other, value) { return .inserted }
+            // A value a pending reset voids is never adopted, even when the reset cannot complete
+            // yet (say the keyring's default collection is locked while the item sits in another).
+            if let pending = backup?.pendingReset(), pending.voids(value: other, created: Self.identifierCreated(item)) {
+                throw .serviceFailure(
+                    domain: "keyring-identity", code: 2,
+                    message: "the keyring still holds an identifier that a pending reset removes, and the reset cannot complete yet")
+            }
             return .existing(item: item, value: other)
         }
     }
