@@ -68,7 +68,8 @@ extension ServiceCall {
 
     /// One call to the Secret Service's owner, straight on the connection; nil when the object
     /// does not exist. The caller owns the reply.
-    func callService(_ path: String, interface: String, method: String, _ parameters: OpaquePointer?) throws(KeyringError) -> OpaquePointer? {
+    func callService(_ path: String, interface: String, method: String, _ parameters: OpaquePointer?) throws(KeyringError) -> OpaquePointer?
+    {
         let proxy = kr_service_proxy(service)
         guard let connection = g_dbus_proxy_get_connection(proxy), let bus = g_dbus_proxy_get_name(proxy) else {
             if let parameters { g_variant_unref(g_variant_ref_sink(parameters)) }

@@ -190,15 +190,18 @@ extension ServiceCall {
     ) throws(KeyringError) -> String {
         try refuseValueTheProviderRejects(secret)
         // Without a default collection libsecret would ask the service to create one, which prompts.
-        guard let aliasReply = try callService(servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"))
+        guard
+            let aliasReply = try callService(
+                servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"))
         else { throw .noDefaultCollection }
         let collectionPath = kr_variant_tuple_objpath(aliasReply)
         g_variant_unref(aliasReply)
         defer { g_free(collectionPath) }
         guard let collectionPath, strcmp(collectionPath, "/") != 0 else { throw .noDefaultCollection }
-        guard let lockedReply = try callService(
-            String(cString: collectionPath), interface: "org.freedesktop.DBus.Properties", method: "Get",
-            kr_variant_two_strings_tuple("org.freedesktop.Secret.Collection", "Locked"))
+        guard
+            let lockedReply = try callService(
+                String(cString: collectionPath), interface: "org.freedesktop.DBus.Properties", method: "Get",
+                kr_variant_two_strings_tuple("org.freedesktop.Secret.Collection", "Locked"))
         else { throw .noDefaultCollection }
         let locked = kr_variant_boolean(lockedReply)
         g_variant_unref(lockedReply)
@@ -212,9 +215,10 @@ extension ServiceCall {
         guard let encoded = secret_service_encode_dbus_secret(service, value) else {
             throw .serviceFailure(domain: "libsecret", code: -1, message: "the value could not be encoded for the session")
         }
-        guard let reply = try callService(
-            String(cString: collectionPath), interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
-            kr_create_item_tuple(label, table, encoded))
+        guard
+            let reply = try callService(
+                String(cString: collectionPath), interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
+                kr_create_item_tuple(label, table, encoded))
         else { throw .noDefaultCollection }
         var itemPath: UnsafeMutablePointer<gchar>? = nil
         var promptPath: UnsafeMutablePointer<gchar>? = nil
@@ -232,10 +236,11 @@ extension ServiceCall {
             // A prompt that was dismissed returns no result.
             guard let result else { throw .locked(itemExists: false, unlock: .dismissed) }
             defer { g_variant_unref(result) }
-            created = kr_variant_objpath(result).map { pointer in
-                defer { g_free(pointer) }
-                return String(cString: pointer)
-            } ?? "/"
+            created =
+                kr_variant_objpath(result).map { pointer in
+                    defer { g_free(pointer) }
+                    return String(cString: pointer)
+                } ?? "/"
         }
         guard created != "/" else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the service created no item") }
         flushIfKWallet()
