@@ -36,7 +36,9 @@ damaged file (empty, truncated, garbage, a flipped byte), an unreadable file (a 
 path), each lasting until a heal step restores it; the file deleted; the file replaced by an older
 copy; the file's write lock held during a get with --timeout 1. While a fault lasts, desktop and
 sandbox may only serve their backup or fail (65, 69, 75), never make or adopt an identifier, and
-the damaged file must be left byte for byte as it was. Two more named exceptions:
+the damaged file must be left byte for byte as it was; a one-bit flip may leave a file that still
+opens (the format authenticates each item, not the whole file), so that one may also be read and
+written (--no-flip leaves it out). Two more named exceptions:
   keyring-rollback   the file was replaced by an older copy: an identifier that copy holds wins
                      (the keyring is the source of truth), even one reset since;
   reset-record-lost  the file was deleted or rolled back, and with it the record of a reset: a
@@ -382,6 +384,7 @@ class Chaos:
     def op_burst(self):
         scope = self.rng.choice(self.scopes)
         pending_at_start = set(scope.pending)
+        rollback_at_start = set(scope.rollback)
         procs = []
         for _ in range(self.rng.randint(3, 8)):
             env = self.rng.choice(list(self.envs))
@@ -403,7 +406,12 @@ class Chaos:
                 return False
         # Of the others, a call that generated a value came before those that read it back.
         for env, rc, out in sorted(results, key=lambda r: (not agrees(r), not generated(r))):
+            # What an older keyring file brought back stays readable for the whole burst, even after
+            # one of its calls replaced it (a pending reset voiding it).
+            scope.rollback |= rollback_at_start
             self.get_result(scope, env, rc, out, pending_at_start)
+        if scope.value not in rollback_at_start:
+            scope.rollback -= rollback_at_start
 
     def op_show(self):
         scope, env = self.rng.choice(self.scopes), self.rng.choice(list(self.envs))
