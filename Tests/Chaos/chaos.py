@@ -28,6 +28,21 @@ Where the design allows a change, the change is named, counted and listed (never
                      when it lived only in memory, a restart brings the scope's own back);
   provider-crash-loss a provider that saves its file later (KWallet, KeePassXC) was killed right
                      after a write, and the environment's backup was gone too.
+With --backend file (scripts/chaos --provider file) the keyring is libsecret's file backend, what a
+sandboxed app gets: desktop and sandbox share one keyring file and its key (SECRET_BACKEND=file,
+SECRET_FILE_TEST_PATH, SECRET_FILE_TEST_PASSWORD), each with its own state directory as before;
+ssh has no keyring at all. The daemon operations are replaced by file faults: a wrong key, a
+damaged file (empty, truncated, garbage, a flipped byte), an unreadable file (a directory at its
+path), each lasting until a heal step restores it; the file deleted; the file replaced by an older
+copy; the file's write lock held during a get with --timeout 1. While a fault lasts, desktop and
+sandbox may only serve their backup or fail (65, 69, 75), never make or adopt an identifier, and
+the damaged file must be left byte for byte as it was; a one-bit flip may leave a file that still
+opens (the format authenticates each item, not the whole file), so that one may also be read and
+written (--no-flip leaves it out). Two more named exceptions:
+  keyring-rollback   the file was replaced by an older copy: an identifier that copy holds wins
+                     (the keyring is the source of truth), even one reset since;
+  reset-record-lost  the file was deleted or rolled back, and with it the record of a reset: a
+                     backup from before that reset brings the reset identifier back.
 Exit status: 0 when no invariant broke, 1 otherwise (every violation is printed with its step).
 """
 import argparse
@@ -51,6 +66,14 @@ SAVES_BEFORE_ANSWERING = PROVIDER == "gnome-keyring"
 # Twins go where the daemon keeps them only in memory when it can (gnome-keyring's session
 # collection); elsewhere into the default collection.
 TWIN_COLLECTION = ["--collection=/org/freedesktop/secrets/collection/session"] if PROVIDER == "gnome-keyring" else []
+BACKEND = "service"   # or "file": libsecret's file backend (set by main)
+
+
+def use_file_backend():
+    global BACKEND, PROVIDER, SAVES_BEFORE_ANSWERING, TWIN_COLLECTION
+    BACKEND, PROVIDER, SAVES_BEFORE_ANSWERING, TWIN_COLLECTION = "file", "file", True, []
+
+
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -69,6 +92,8 @@ class Scope:
         self.twin_vanished = False  # the value handed out was a twin in memory, gone with a restart
         self.superseded = set()    # values of this epoch that an allowed change replaced
         self.void = set()          # values a successful reset removed
+        self.rollback = set()      # values an older copy of the keyring file brought back
+        self.unrecorded = set()    # void values whose reset record a lost keyring file took with it
 
     def args(self, rng):
         app = rng.choice(self.apps)
@@ -100,6 +125,22 @@ class Chaos:
             "sandbox": dict(base, XDG_STATE_HOME=sandbox_state, XDG_RUNTIME_DIR=sandbox_run),
             "ssh": {k: v for k, v in dict(base, XDG_RUNTIME_DIR=ssh_run).items() if k != "DBUS_SESSION_BUS_ADDRESS"},
         }
+        self.file_fault = None       # file backend: "wrong-key", "damaged" or "unreadable" until healed
+        self.file_saved = None       # the good bytes a lasting fault replaced
+        self.file_faulty = None      # the damaged bytes, which must stay untouched
+        self.snapshots = []          # older copies of the keyring file, for rollback
+        if BACKEND == "file":
+            data = os.path.join(root, "data")
+            os.makedirs(os.path.join(data, "keyrings"), mode=0o700)
+            self.keyring_file = os.path.join(data, "keyrings", "default.keyring")
+            self.key = "chaos-key-" + uuid.uuid4().hex
+            files = dict(SECRET_BACKEND="file", SECRET_FILE_TEST_PATH=self.keyring_file,
+                         SECRET_FILE_TEST_PASSWORD=self.key, XDG_DATA_HOME=data)
+            self.envs["desktop"] = dict(self.envs["desktop"], **files)
+            self.envs["sandbox"] = dict(self.envs["sandbox"], **files)
+            for name in ("SECRET_BACKEND", "SECRET_FILE_TEST_PATH", "SECRET_FILE_TEST_PASSWORD"):
+                self.envs["ssh"].pop(name, None)
+            self.OPS = self.FILE_OPS
         tag = uuid.uuid4().hex[:6]
         self.scopes = [
             Scope("app", f"chaos.{tag}.one", [f"chaos.{tag}.one"]),
@@ -184,6 +225,9 @@ class Chaos:
         concurrently with any pending reset's completion, so `pending_at_start` still applies."""
         self.seen_values.add(value)
         scope.history.add(value)
+        if self.file_fault and not self.fault_may_read() and env != "ssh" and provenance != "backup":
+            self.violate(f"{scope.kind} {scope.name}: {env} answered with provenance {provenance!r} while the keyring file "
+                         f"was {self.file_fault} (only its backup may serve)")
         if pending_at_start and not scope.pending and value in pending_at_start and env != "desktop":
             self.allow("pending-reset", f"{env} read the keyring before a concurrent call completed a bus-less reset")
             return
@@ -198,6 +242,11 @@ class Chaos:
                     self.violate(f"{scope.kind} {scope.name}: the desktop got back the identifier a reset removed")
                     return
         if value in scope.void and value != scope.value:
+            if value in scope.rollback or value in scope.unrecorded:
+                self.allow("keyring-rollback" if value in scope.rollback else "reset-record-lost",
+                           f"{env} got back a reset identifier that a lost or older keyring file no longer records as reset")
+                self.adopt_changed(scope, env, value, stored_in, provenance)
+                return
             if self.same_second(value):
                 self.allow("same-second", "a foreign item made within a second of a reset outlived it")
                 return
@@ -229,6 +278,8 @@ class Chaos:
             # The twin that won lived in memory only; the restart took it, and the scope's own
             # identifier came back from where it was kept.
             self.allow("planted-item", "a planted twin that won vanished with the daemon's memory; the scope's own identifier is back")
+        elif value in scope.rollback:
+            self.allow("keyring-rollback", "an older copy of the keyring file holds another identifier, and the keyring wins")
         elif scope.maybe_reset:
             self.allow("killed-reset", "a reset killed mid-way took effect")
             scope.maybe_reset = set()  # its marker is spent
@@ -252,7 +303,13 @@ class Chaos:
         else:
             self.violate(f"{scope.kind} {scope.name}: {env} printed a different identifier within one epoch "
                          f"(stores then: {sorted(scope.places)}, provenance now: {provenance}, storedIn now: {stored_in})")
-        scope.superseded.add(scope.value)
+        self.adopt_changed(scope, env, value, stored_in, provenance)
+
+    def adopt_changed(self, scope, env, value, stored_in, provenance):
+        """The scope's value changed (allowed or not): the model follows the new one."""
+        if scope.value is not None:
+            scope.superseded.add(scope.value)
+        scope.rollback = set()
         scope.value = value
         scope.places = set()
         # A killed reset's marker not yet spent can still take effect later.
@@ -298,6 +355,7 @@ class Chaos:
         scope.planted = False
         scope.twin_vanished = False
         scope.superseded = set()
+        scope.rollback = set()
 
     # ---- operations -----------------------------------------------------------------------
     def op_get(self):
@@ -305,6 +363,11 @@ class Chaos:
         argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)]
         rc, out, _ = self.idtool_run(env, argv)
         self.get_result(scope, env, rc, out)
+
+    def failures(self, env):
+        """The exit statuses a failing call may have: temporary (75), unavailable (69), and while
+        the keyring file is wrong or damaged, bad data (65)."""
+        return (65, 69, 75) if self.file_fault and env != "ssh" else (69, 75)
 
     def get_result(self, scope, env, rc, out, pending_at_start=None):
         if rc == 0:
@@ -318,12 +381,13 @@ class Chaos:
             kept = any("pending reset could not be completed" in c for c in result.get("conflicts") or [])
             self.observe(scope, env, result["identifier"], result.get("storedIn"), result.get("provenance") or "", pending_at_start,
                          pending_kept=kept)
-        elif rc not in (69, 75):
+        elif rc not in self.failures(env):
             self.violate(f"get in {env} exited {rc}")
 
     def op_burst(self):
         scope = self.rng.choice(self.scopes)
         pending_at_start = set(scope.pending)
+        rollback_at_start = set(scope.rollback)
         procs = []
         for _ in range(self.rng.randint(3, 8)):
             env = self.rng.choice(list(self.envs))
@@ -338,8 +402,19 @@ class Chaos:
                 return json.loads(result[2])["identifier"] == before
             except (ValueError, KeyError, TypeError):
                 return False
-        for env, rc, out in sorted(results, key=lambda r: not agrees(r)):
+        def generated(result):
+            try:
+                return json.loads(result[2])["provenance"].startswith("generated")
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return False
+        # Of the others, a call that generated a value came before those that read it back.
+        for env, rc, out in sorted(results, key=lambda r: (not agrees(r), not generated(r))):
+            # What an older keyring file brought back stays readable for the whole burst, even after
+            # one of its calls replaced it (a pending reset voiding it).
+            scope.rollback |= rollback_at_start
             self.get_result(scope, env, rc, out, pending_at_start)
+        if scope.value not in rollback_at_start:
+            scope.rollback -= rollback_at_start
 
     def op_show(self):
         scope, env = self.rng.choice(self.scopes), self.rng.choice(list(self.envs))
@@ -347,7 +422,7 @@ class Chaos:
         if rc == 0:
             result = json.loads(out)
             self.observe(scope, env, result["identifier"], None, result.get("provenance") or "")
-        elif rc not in (1, 69, 75):
+        elif rc not in (1,) + self.failures(env):
             self.violate(f"show in {env} exited {rc}")
 
     def op_reset(self):
@@ -355,7 +430,7 @@ class Chaos:
         rc, _, _ = self.idtool_run(env, ["reset"] + scope.args(self.rng) + ["--timeout", str(TIMEOUT)])
         if rc == 0:
             self.new_epoch(scope, env)
-        elif rc not in (69, 75):
+        elif rc not in self.failures(env):
             self.violate(f"reset in {env} exited {rc}")
 
     def op_killed(self):
@@ -387,9 +462,11 @@ class Chaos:
         rc, out, _ = self.idtool_run(env, ["migrate", "--app", scope.apps[0], "--from", "file:" + legacy, "--timeout", str(TIMEOUT)])
         if rc == 0:
             self.seen_values.add(value)
+            if self.file_fault and not self.fault_may_read() and out.decode().strip() == value:
+                self.violate(f"migrate in {env} adopted a legacy value while the keyring file was {self.file_fault}")
             # migrate prints no provenance; with the keyring locked, an existing value came from the backup.
             self.observe(scope, env, out.decode().strip(), None, "backup" if self.locked else "")
-        elif rc not in (69, 75):
+        elif rc not in self.failures(env):
             self.violate(f"migrate in {env} exited {rc}")
 
     def op_lock(self):
@@ -447,7 +524,9 @@ class Chaos:
 
     def op_delete_item(self):
         scope = self.rng.choice(self.scopes)
-        self.transcript.append(f"secret-tool clear identity-scope {scope.kind} identity-name {scope.name}")
+        if self.file_fault:
+            return  # secret-tool cannot open a wrong or damaged file either
+        self.transcript.append(f"{self.tool_prefix()}secret-tool clear identity-scope {scope.kind} identity-name {scope.name}")
         r = subprocess.run(["secret-tool", "clear", "identity-scope", scope.kind, "identity-name", scope.name],
                            env=self.envs["desktop"], capture_output=True, timeout=30)
         if self.args.verbose:
@@ -458,12 +537,14 @@ class Chaos:
 
     def op_twin(self):
         scope = self.rng.choice(self.scopes)
+        if self.file_fault:
+            return  # secret-tool would add an item under the wrong key, which no key opens then
         value = str(uuid.uuid4())
         self.seen_values.add(value)
         if TWIN_COLLECTION:
             self.session_values.add(value)
         self.planted_at[value] = time.time()
-        self.transcript.append(f"printf {value} | secret-tool store --label=twin {' '.join(TWIN_COLLECTION)} "
+        self.transcript.append(f"printf {value} | {self.tool_prefix()}secret-tool store --label=twin {' '.join(TWIN_COLLECTION)} "
                                f"identity-scope {scope.kind} identity-name {scope.name} chaos-twin {value}")
         try:
             returncode = subprocess.run(["secret-tool", "store", "--label=chaos twin"] + TWIN_COLLECTION + [
@@ -496,6 +577,159 @@ class Chaos:
                 f.write(os.urandom(self.rng.randint(0, 80)))
         scope.places.discard(where)
 
+    # ---- the file backend's faults -----------------------------------------------------------
+    def fault_may_read(self):
+        """libsecret's format authenticates each item's contents, not the whole file: a flipped bit
+        in a timestamp or an attribute hash leaves a file that still opens, and may be written."""
+        return self.file_fault == "damaged (flipped)"
+
+    def tool_prefix(self):
+        return "SECRET_BACKEND=file " if BACKEND == "file" else ""
+
+    def file_bytes(self):
+        try:
+            with open(self.keyring_file, "rb") as f:
+                return f.read()
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+
+    def write_file(self, data):
+        tmp = self.keyring_file + ".chaos-tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.rename(tmp, self.keyring_file)
+
+    def set_key(self, key):
+        for env in ("desktop", "sandbox"):
+            self.envs[env]["SECRET_FILE_TEST_PASSWORD"] = key
+
+    def start_fault(self):
+        """Ends any fault first (faults do not stack); returns the file's good bytes, or None."""
+        self.heal()
+        return self.file_bytes()
+
+    def op_wrong_key(self):
+        if not self.start_fault():
+            return  # with no file, any key opens the new, empty keyring: not a fault
+        self.transcript.append("export SECRET_FILE_TEST_PASSWORD=wrong   # desktop and sandbox")
+        self.set_key("wrong-" + self.key)
+        self.file_fault, self.file_faulty, self.locked = "wrong-key", self.file_bytes(), True
+
+    def op_damage(self):
+        good = self.start_fault()
+        if not good:
+            return
+        how = self.rng.choice(["empty", "truncated", "garbage"] + ([] if self.args.no_flip else ["flipped"]))
+        if how == "empty":
+            bad = b""
+        elif how == "truncated":
+            bad = good[:self.rng.randrange(1, len(good))]
+        elif how == "garbage":
+            bad = os.urandom(self.rng.randint(1, 200))
+        else:
+            at = self.rng.randrange(len(good))
+            bad = good[:at] + bytes([good[at] ^ (1 << self.rng.randrange(8))]) + good[at + 1:]
+        self.transcript.append(f"damage the keyring file ({how})   # the good copy is kept aside")
+        self.write_file(bad)
+        self.file_fault, self.file_saved, self.file_faulty, self.locked = f"damaged ({how})", good, bad, how != "flipped"
+
+    def op_unreadable(self):
+        good = self.start_fault()
+        if not good:
+            return
+        self.transcript.append("mv default.keyring aside; mkdir default.keyring   # unreadable")
+        os.unlink(self.keyring_file)
+        os.mkdir(self.keyring_file, 0o700)
+        self.file_fault, self.file_saved, self.file_faulty, self.locked = "unreadable", good, None, True
+
+    def heal(self):
+        """Ends a lasting fault: the right key again, the good file back. A faulty file must still
+        be exactly as the fault left it: nobody may write over a file they cannot read."""
+        if not self.file_fault:
+            return
+        self.transcript.append(f"heal the keyring file (it was {self.file_fault})")
+        if self.file_fault == "unreadable":
+            try:
+                os.rmdir(self.keyring_file)
+            except OSError as error:
+                self.violate(f"the directory at the keyring file's path changed while it was unreadable: {error}")
+                subprocess.run(["rm", "-rf", self.keyring_file])
+        elif self.file_bytes() != self.file_faulty:
+            if not self.fault_may_read():
+                self.violate(f"the keyring file changed while it was {self.file_fault}")
+            self.file_saved = None  # a flipped file that was written since is the keyring now: keep it
+        if self.file_saved is not None:
+            self.write_file(self.file_saved)
+        self.set_key(self.key)
+        self.file_fault = self.file_saved = self.file_faulty = None
+        self.locked = False
+
+    def lose_records(self, restored):
+        """The file was replaced (`restored`: scope -> the values it holds now): items it lacks are
+        gone from the keyring, and so are the records of resets it does not hold."""
+        for scope in self.scopes:
+            held = restored.get(scope.name, set())
+            if scope.value not in held:
+                scope.places.discard("keyring")
+            scope.rollback = held - {scope.value}
+            scope.unrecorded |= scope.void
+
+    def op_delete_file(self):
+        self.start_fault()
+        self.transcript.append("rm default.keyring")
+        try:
+            os.unlink(self.keyring_file)
+        except FileNotFoundError:
+            pass
+        self.lose_records({})
+
+    def op_rollback(self):
+        self.start_fault()
+        if not self.snapshots:
+            return
+        index = self.rng.randrange(len(self.snapshots))
+        self.transcript.append(f"replace default.keyring by the copy taken at step {self.snapshots[index][0]}")
+        self.write_file(self.snapshots[index][1])
+        restored = {scope.name: set(self.file_values(scope)) for scope in self.scopes}
+        self.lose_records(restored)
+
+    def file_values(self, scope):
+        """Every identity item's value in the keyring file for `scope` (secret-tool, the right key)."""
+        r = subprocess.run(["secret-tool", "search", "--all", "identity-scope", scope.kind, "identity-name", scope.name],
+                           env=self.envs["desktop"], capture_output=True, text=True, timeout=30)
+        return [line.split(" = ", 1)[1].strip() for line in (r.stdout + r.stderr).splitlines() if line.startswith("secret = ")]
+
+    def op_held_lock(self):
+        """The file's write lock held by another process (the file backend's SIGSTOPped daemon)."""
+        import fcntl
+        scope, env = self.rng.choice(self.scopes), self.rng.choice(["desktop", "sandbox"])
+        self.transcript.append("flock default.keyring.lock (held)")
+        fd = os.open(self.keyring_file + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", "1"]
+            proc, started = self.start(env, argv)
+            rc, out, _ = self.finish(env, argv, proc, started, budget=1)
+            self.get_result(scope, env, rc, out)
+        finally:
+            os.close(fd)
+            self.transcript.append("release the lock")
+
+    def snapshot(self, index):
+        if BACKEND == "file" and index % 5 == 0 and not self.file_fault:
+            data = self.file_bytes()
+            if data:
+                self.snapshots = (self.snapshots + [(index, data)])[-6:]
+
+    FILE_OPS = [
+        ("get", 30), ("burst", 8), ("show", 6), ("reset", 5), ("killed", 5), ("migrate", 3), ("wrong_key", 3),
+        ("damage", 3), ("unreadable", 1), ("heal", 6), ("delete_file", 2), ("rollback", 2), ("held_lock", 3),
+        ("delete_item", 4), ("twin", 4), ("backup", 6),
+    ]
+
+    def op_heal(self):
+        self.heal()
+
     OPS = [
         ("get", 30), ("burst", 8), ("show", 6), ("reset", 5), ("killed", 5), ("migrate", 3), ("lock", 4),
         ("restart", 6), ("kill_daemon", 2), ("stopped_daemon", 3), ("delete_item", 4), ("twin", 4), ("backup", 6),
@@ -514,6 +748,7 @@ class Chaos:
         self.ssh_marker_before = os.path.exists(os.path.join(self.states["desktop"], "keyring-identity", "keyring-seen"))
         name = self.rng.choices(names, weights)[0]
         self.counts[name] = self.counts.get(name, 0) + 1
+        self.snapshot(index)
         self.transcript.append(f"## step {index}: {name}")
         if self.args.verbose:
             print(f"step {index}: {name}", file=sys.stderr, flush=True)
@@ -522,7 +757,7 @@ class Chaos:
     def run(self, indices=None, stop_at=None):
         """Runs the steps `indices` (default: 1, 2, … until --steps or --minutes), then the final check.
         A replay past `stop_at` (a monotonic time) stops early, with no final check, and sets `truncated`."""
-        self.ctl_run("restart")
+        self.ctl_run("restart")  # (the file backend's runs use none, but keep the session as the others)
         deadline = time.monotonic() + self.args.minutes * 60 if self.args.minutes else None
         self.truncated = False
         index = 0
@@ -550,7 +785,10 @@ class Chaos:
         self.transcript.append("## final check")
         self.rng = random.Random(self.args.seed)
         self.resume()
-        self.ctl_run("restart")
+        if BACKEND == "file":
+            self.heal()
+        else:
+            self.ctl_run("restart")
         for scope in self.scopes:
             awaiting_reset = False
             for env in ("desktop", "sandbox"):
@@ -577,6 +815,8 @@ class Chaos:
                     self.violate(f"{scope.kind} {scope.name}: the keyring holds another value than the last handed out", 2)
 
     def item_count(self, scope):
+        if BACKEND == "file":
+            return len(self.file_values(scope))
         out = subprocess.run(
             ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
              "org.freedesktop.Secret.Service.SearchItems",
@@ -665,10 +905,16 @@ def main():
     parser.add_argument("--shrink-minutes", type=float, default=5)
     parser.add_argument("--idtool", required=True)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--no-flip", action="store_true",
+                        help="file backend: leave out the one-bit flip of the keyring file")
+    parser.add_argument("--backend", choices=["service", "file"], default="service",
+                        help="file: the keyring is libsecret's file backend (scripts/chaos --provider file)")
     parser.add_argument("--broken", action="store_true", help="run (and shrink) against the broken idtool of --self-test")
     parser.add_argument("--self-test", action="store_true",
                         help="run against an idtool that hands out a fresh identifier now and then; succeed only if that is caught")
     args = parser.parse_args()
+    if args.backend == "file":
+        use_file_backend()
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 32)
     if args.steps is None and args.minutes is None:
