@@ -136,6 +136,55 @@ struct FileBackendProcessTests {
         #expect(try sandbox.idtool(["get", "--app", app]).text == first.text)
     }
 
+    // Found by scripts/chaos --provider file: no MAC covers an item's stored attribute hashes, and
+    // libsecret's clear matches on them, so after one flipped bit a reset reported success while
+    // the item (and the identifier) stayed.
+    @Test("a damaged attribute hash makes reset fail with 65 instead of succeeding while the identifier stays")
+    func damagedAttributeHashFailsReset() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let app = uniqueName("app")
+        let first = try sandbox.idtool(["get", "--app", app])
+        try #require(first.status == 0, "\(first.stderr)")
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: sandbox.keyringPath)))
+        let name = Array("identity-name\u{0}".utf8)
+        let at = try #require((0...(bytes.count - name.count)).first { Array(bytes[$0..<($0 + name.count)]) == name })
+        bytes[at + name.count + 5] ^= 1  // inside the 32-byte hash that follows the attribute's name
+        try Data(bytes).write(to: URL(fileURLWithPath: sandbox.keyringPath))
+
+        let reset = try sandbox.idtool(["reset", "--app", app])
+        #expect(reset.status == 65, "the removal did not happen, so the reset fails: \(reset.stderr)")
+        #expect(reset.stderr.contains("damaged"), "\(reset.stderr)")
+        let again = try sandbox.idtool(["get", "--app", app])
+        #expect(again.status == 0 && again.text == first.text, "nothing changed: \(again.stderr)")
+    }
+
+    // Found by scripts/chaos --provider file: a file modification time past year 9999 made
+    // libsecret's next write log a GLib critical (fatal under G_DEBUG=fatal-criticals).
+    @Test("a keyring file whose modification time is out of range is damaged (65), never a GLib critical")
+    func outOfRangeModificationTime() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let app = uniqueName("app")
+        let first = try sandbox.idtool(["get", "--app", app])
+        try #require(first.status == 0, "\(first.stderr)")
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: sandbox.keyringPath)))
+        // Header (18 bytes), then (u ay u t ...): the salt's size, the salt, the iterations, then
+        // the time, 8-aligned within the variant.
+        let saltSize = Int(bytes[18]) | Int(bytes[19]) << 8 | Int(bytes[20]) << 16 | Int(bytes[21]) << 24
+        let time = 18 + ((4 + saltSize + 4 + 7) / 8) * 8
+        for index in time..<(time + 8) { bytes[index] = 0xFF }
+        try Data(bytes).write(to: URL(fileURLWithPath: sandbox.keyringPath))
+
+        for command in [["reset", "--app", app], ["item", "set", "x"]] {
+            let run = try sandbox.idtool(command, stdin: Data("v".utf8))
+            #expect(run.status == 65, "\(command): \(run.stderr)")
+            #expect(run.stderr.contains("damaged") && !run.stderr.contains("CRITICAL"), "\(command): \(run.stderr)")
+        }
+        let get = try sandbox.idtool(["get", "--app", app])
+        #expect(get.status == 0 && get.text == first.text, "the backup serves the same identifier: \(get.stderr)")
+    }
+
     @Test("a vendor identifier in a file keyring says it is not shared with the vendor's other sandboxed apps")
     func vendorNotice() throws {
         let sandbox = try FileKeyringSandbox()

@@ -259,8 +259,19 @@ struct FileKeyring: ~Copyable {
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
+        try requireGone(attributes, exactly: true)
         for other in before where other.attributes != attributes {
             try store(other.attributes, label: other.label, secret: other.secret)
+        }
+    }
+
+    /// libsecret's clear matches the stored attribute hashes, the reads here the decrypted
+    /// attributes; no MAC covers the hashes, so a damaged one leaves the item in place while the
+    /// clear reports success. A removal that did not remove is a damaged file, never a success.
+    private func requireGone(_ attributes: [String: String], exactly: Bool) throws(KeyringError) {
+        let left = try matching(attributes).filter { !exactly || $0.attributes == attributes }
+        if !left.isEmpty {
+            throw .keyringFileDamaged(path: path, detail: "an item's stored attribute hashes do not match its attributes, so it cannot be removed")
         }
     }
 
@@ -272,6 +283,7 @@ struct FileKeyring: ~Copyable {
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
+        try requireGone(attributes, exactly: false)
         return count
     }
 }
