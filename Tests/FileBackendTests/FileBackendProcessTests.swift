@@ -185,6 +185,37 @@ struct FileBackendProcessTests {
         #expect(get.status == 0 && get.text == first.text, "the backup serves the same identifier: \(get.stderr)")
     }
 
+    // Found by scripts/chaos --provider file (seed 4, shrunk to 3 steps): a twin another client
+    // stored in the identifier's second won, since the file backend's object paths come from the
+    // attributes and do not order items by creation.
+    @Test("a foreign twin stored in the identifier's own second never replaces it")
+    func sameSecondTwinLoses() throws {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        var checked = 0
+        for _ in 0..<8 where checked < 3 {
+            let app = uniqueName("app")
+            let first = try sandbox.idtool(["get", "--app", app])
+            try #require(first.status == 0, "\(first.stderr)")
+            let twin = UUID().uuidString.lowercased()
+            let store = try sandbox.secretTool(["store", "--label=twin", "identity-scope", "app", "identity-name", app, "twin", "1"],
+                                               stdin: Data(twin.utf8))
+            try #require(store.status == 0, "\(store.stderr)")
+            // Only a twin made in the identifier's second tests the tie.
+            let show = try sandbox.idtool(["show", "--app", app, "--json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: show.stdout) as? [String: Any])
+            let items = try sandbox.secretTool(["search", "--all", "identity-scope", "app", "identity-name", app])
+            let created = items.text.split(separator: "\n").filter { $0.hasPrefix("created = ") }.map { String($0.dropFirst(10)) }
+            guard created.count == 2, created[0] == created[1] else { continue }
+            checked += 1
+            #expect(object["identifier"] as? String == first.text.trimmingCharacters(in: .whitespacesAndNewlines),
+                    "ours stays: \(object)")
+            let again = try sandbox.idtool(["get", "--app", app])
+            #expect(again.text == first.text, "\(again.stderr)")
+        }
+        #expect(checked > 0, "no twin landed in the identifier's second in 8 tries")
+    }
+
     @Test("a vendor identifier in a file keyring says it is not shared with the vendor's other sandboxed apps")
     func vendorNotice() throws {
         let sandbox = try FileKeyringSandbox()

@@ -108,10 +108,16 @@ extension IdentifierResolver {
             let found = try budget.call(mayPrompt: mayPrompt) { keyring throws(KeyringError) in
                 try keyring.readAllNonSecret(scope.keyringAttributes)
             }
+            // Within one second a foreign item cannot be ordered against ours, and only ours can
+            // have been handed out: ours wins the tie. (Object paths order items by creation on
+            // gnome-keyring, but not on the file backend, where they come from the attributes.)
             let all = found.sorted { lhs, rhs in
                 let left = (Self.identifierCreated(lhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
                 let right = (Self.identifierCreated(rhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
-                return left != right ? left < right : KeyringItem.isOlder(lhs.item, rhs.item)
+                if left != right { return left < right }
+                let leftOurs = lhs.item.attributes[Self.createdAttribute] != nil
+                let rightOurs = rhs.item.attributes[Self.createdAttribute] != nil
+                return leftOurs != rightOurs ? leftOurs : KeyringItem.isOlder(lhs.item, rhs.item)
             }
             guard let first = all.first else { return .absent(reset: ResetRecord()) }
             noteKeyringServed()
