@@ -225,6 +225,7 @@ class Chaos:
         concurrently with any pending reset's completion, so `pending_at_start` still applies."""
         self.seen_values.add(value)
         scope.history.add(value)
+        landed = set()  # the values a pending reset this answer shows to have landed removed
         if self.file_fault and not self.fault_may_read() and env != "ssh" and provenance != "backup":
             self.violate(f"{scope.kind} {scope.name}: {env} answered with provenance {provenance!r} while the keyring file "
                          f"was {self.file_fault} (only its backup may serve)")
@@ -236,7 +237,10 @@ class Chaos:
             if value in old and env != "desktop":
                 self.allow("pending-reset", f"{env} still sees the identifier a bus-less reset removed")
                 return
-            if (env == "desktop" or value not in old) and not pending_kept:
+            # Only the desktop's state directory holds the marker, so only a desktop answer shows
+            # that the reset reached the keyring; a new value elsewhere shows nothing about it.
+            if env == "desktop" and not pending_kept:
+                landed = old
                 scope.pending = set()  # the pending reset reached the keyring; this is the new epoch
                 if value in old and not self.same_second(value):
                     self.violate(f"{scope.kind} {scope.name}: the desktop got back the identifier a reset removed")
@@ -280,6 +284,10 @@ class Chaos:
             self.allow("planted-item", "a planted twin that won vanished with the daemon's memory; the scope's own identifier is back")
         elif value in scope.rollback:
             self.allow("keyring-rollback", "an older copy of the keyring file holds another identifier, and the keyring wins")
+        elif scope.value in landed:
+            # Others still saw a value the bus-less reset voids (an older keyring file brought it
+            # back, say); the desktop's pending reset has now removed it.
+            self.allow("pending-reset", "the desktop's pending reset removed a value other environments still saw")
         elif scope.maybe_reset:
             self.allow("killed-reset", "a reset killed mid-way took effect")
             scope.maybe_reset = set()  # its marker is spent
