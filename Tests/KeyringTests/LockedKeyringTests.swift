@@ -19,8 +19,9 @@ struct LockedKeyringTests {
         try store.setObject(secret, forKey: .valueData)
         try store.setObject("alice", forKey: .account)
 
-        try lockKeyring()
+        // Restart even when locking itself fails half-way, so later tests find a usable keyring.
         defer { restartKeyring() }
+        try lockKeyring()
         // KeePassXC hides a locked database's items, so it cannot tell that the item exists.
         let exists = TestProvider.listsLockedItems
 
@@ -65,8 +66,9 @@ struct LockedKeyringTests {
         try requireTestKeyring()
         let store = try SecretStore(identifier: uniqueID("locked-async"), keyring: Keyring(unlock: .never))
         try await store.setObject("v", forKey: .valueData)
-        try lockKeyring()
+        // Restart even when locking itself fails half-way, so later tests find a usable keyring.
         defer { restartKeyring() }
+        try lockKeyring()
         let exists = TestProvider.listsLockedItems  // false on KeePassXC, which hides locked items
         #expect(await keyringError { try await store.object(forKey: .valueData) } == .locked(itemExists: exists))
         #expect(await keyringError { try await store.data(forKey: .valueData) } == .locked(itemExists: exists))

@@ -16,8 +16,9 @@ struct LockedStaysLockedTests {
         try Keyring.default.store(Data("value".utf8), attributes: ["service": id], label: id)
         let item = try #require(try Keyring.default.search(["service": id]).first)
         #expect(!item.isLocked)
-        try lockKeyring()
+        // Restart even when locking itself fails half-way, so later tests find a usable keyring.
         defer { restartKeyring() }
+        try lockKeyring()
         #expect(keyringError { try Keyring(unlock: .never).secret(of: item) }?.isLocked == true)  // .never: the locked path itself
         try keyringCtl("unlock")
         #expect(try Keyring.default.secret(of: item) == Data("value".utf8))
@@ -30,8 +31,9 @@ struct LockedStaysLockedTests {
         let id = uniqueID("stale-delete")
         try Keyring.default.store(Data("value".utf8), attributes: ["service": id], label: id)
         let item = try #require(try Keyring.default.search(["service": id]).first)
-        try lockKeyring()
+        // Restart even when locking itself fails half-way, so later tests find a usable keyring.
         defer { restartKeyring() }
+        try lockKeyring()
         #expect(keyringError { try Keyring(unlock: .never).delete(item: item) }?.isLocked == true)  // .never: the locked path itself
         try keyringCtl("unlock")
         #expect(try Keyring.default.lookup(["service": id]) == Data("value".utf8))

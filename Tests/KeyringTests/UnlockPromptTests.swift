@@ -126,8 +126,9 @@ struct UnlockPromptTests {
         try requireTestKeyring()
         let store = try SecretStore(identifier: uniqueID("unlock-none"), keyring: Keyring(timeout: .seconds(20)))
         try store.setObject("v", forKey: .valueData)
-        try lockKeyring()
+        // Restart even when locking itself fails half-way, so later tests find a usable keyring.
         defer { restartKeyring() }
+        try lockKeyring()
         #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: true, unlock: .dismissed))
     }
 }
