@@ -339,15 +339,20 @@ static inline int kr_variant_boolean(GVariant *reply) {
     return result;
 }
 
-/// `(a{ss})` tuple for SearchItems, from a string table.
-static inline GVariant *kr_variant_attributes_tuple(GHashTable *table) {
+/// An `a{ss}` value (floating) from a string table.
+static inline GVariant *kr_variant_attributes(GHashTable *table) {
     GVariantBuilder builder;
     g_variant_builder_init(&builder, G_VARIANT_TYPE("a{ss}"));
     GHashTableIter iter;
     gpointer key, value;
     g_hash_table_iter_init(&iter, table);
     while (g_hash_table_iter_next(&iter, &key, &value)) g_variant_builder_add(&builder, "{ss}", key, value);
-    return g_variant_new("(a{ss})", &builder);
+    return g_variant_builder_end(&builder);
+}
+
+/// `(a{ss})` tuple for SearchItems, from a string table.
+static inline GVariant *kr_variant_attributes_tuple(GHashTable *table) {
+    return g_variant_new("(@a{ss})", kr_variant_attributes(table));
 }
 
 /// The two path lists of a SearchItems reply, `(aoao)`, each NULL-terminated (free with
@@ -431,16 +436,10 @@ static inline GVariant *kr_variant_tuple_of(GVariant *value) {
 /// `(a{sv}(oayays)b)` for Collection.CreateItem: label and attributes, the encoded secret
 /// (consumed if floating), and never libsecret's replace flag.
 static inline GVariant *kr_create_item_tuple(const char *label, GHashTable *attributes, GVariant *secret) {
-    GVariantBuilder table;
-    g_variant_builder_init(&table, G_VARIANT_TYPE("a{ss}"));
-    GHashTableIter iter;
-    gpointer key, value;
-    g_hash_table_iter_init(&iter, attributes);
-    while (g_hash_table_iter_next(&iter, &key, &value)) g_variant_builder_add(&table, "{ss}", key, value);
     GVariantBuilder properties;
     g_variant_builder_init(&properties, G_VARIANT_TYPE("a{sv}"));
     g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Label", g_variant_new_string(label));
-    g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Attributes", g_variant_builder_end(&table));
+    g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Attributes", kr_variant_attributes(attributes));
     return g_variant_new("(a{sv}@(oayays)b)", &properties, secret, FALSE);
 }
 

@@ -271,7 +271,8 @@ struct FileKeyring: ~Copyable {
     private func requireGone(_ attributes: [String: String], exactly: Bool) throws(KeyringError) {
         let left = try matching(attributes).filter { !exactly || $0.attributes == attributes }
         if !left.isEmpty {
-            throw .keyringFileDamaged(path: path, detail: "an item's stored attribute hashes do not match its attributes, so it cannot be removed")
+            throw .keyringFileDamaged(
+                path: path, detail: "an item's stored attribute hashes do not match its attributes, so it cannot be removed")
         }
     }
 

@@ -92,15 +92,8 @@ enum PlainRead {
             held.withLock { if $0.connection == address { $0.session = session } }
         }
         guard let searchReply = first.reply(0) else { return nil }
-        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-        kr_search_reply(searchReply, &unlocked, &locked)
-        defer {
-            g_strfreev(unlocked)
-            g_strfreev(locked)
-        }
-        let paths = ServiceCall.strings(unlocked)
-        guard !paths.isEmpty, ServiceCall.strings(locked).isEmpty else { return nil }
+        let (paths, lockedPaths) = ServiceCall.searchPaths(fromReply: searchReply)
+        guard !paths.isEmpty, lockedPaths.isEmpty else { return nil }
         guard let session = known ?? held.withLock({ $0.connection == address ? $0.session : nil }) else { return nil }
 
         // Round trip 2: every secret in one GetSecrets, and each item's properties, all in flight at once.

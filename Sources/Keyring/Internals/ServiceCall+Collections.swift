@@ -51,6 +51,11 @@ extension ServiceCall {
             throw failure
         }
         defer { g_variant_unref(reply) }
+        return Self.searchPaths(fromReply: reply)
+    }
+
+    /// The unlocked and locked paths of a SearchItems reply (both empty for another shape).
+    static func searchPaths(fromReply reply: OpaquePointer?) -> (unlocked: [String], locked: [String]) {
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
         var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
         kr_search_reply(reply, &unlocked, &locked)
@@ -58,7 +63,7 @@ extension ServiceCall {
             g_strfreev(unlocked)
             g_strfreev(locked)
         }
-        return (Self.strings(unlocked), Self.strings(locked))
+        return (strings(unlocked), strings(locked))
     }
 
     /// Properties.Get of one property; nil when the object does not exist.
