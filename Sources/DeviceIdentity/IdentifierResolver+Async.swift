@@ -1,5 +1,5 @@
 import Dispatch
-@_spi(KeyringIdentityInternals) import Keyring
+import Keyring
 
 // The async variants run the blocking work (D-Bus, flock, fsync) on a private queue, never on
 // Swift's cooperative pool. The in-memory fast path of `identifier()` does not hop at all.

@@ -1,4 +1,4 @@
-@_spi(KeyringIdentityInternals) import Keyring
+import Keyring
 import Synchronization
 
 #if canImport(FoundationEssentials)

@@ -1,7 +1,7 @@
 import Testing
 import TestSupport
 
-@_spi(KeyringIdentityInternals) import Keyring
+import Keyring
 
 /// The bus questions `idtool doctor` asks when the Secret Service fails, against the real provider.
 @Suite("Bus probes for doctor")

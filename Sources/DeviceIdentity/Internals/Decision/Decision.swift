@@ -8,7 +8,7 @@ import Foundation
 
 /// The resolver's decision as a pure function: what each store said goes in, a plan comes out
 /// (serve with these repairs, create, or fail). Nothing here reads or writes; the executor in
-/// `IdentifierResolver+Core.swift` carries plans out. The cardinal rule lives here.
+/// `Internals/Resolver` carries plans out. The cardinal rule lives here.
 enum Decision {
     /// What the keyring said.
     enum KeyringReading: Equatable {

@@ -6,25 +6,24 @@ import Glibc
 
 /// Lets a caller that makes several keyring calls in a row (DeviceIdentity's resolver) cancel all
 /// of them from another thread, such as a task-cancellation handler: calls made inside
-/// `run(_:)` on this thread share its GCancellable. Not public API.
-@_spi(KeyringIdentityInternals)
-public final class OperationCancellation: Sendable {
+/// `run(_:)` on this thread share its GCancellable. Package API, not public.
+package final class OperationCancellation: Sendable {
     let cancellation = Cancellation()
 
     /// A token that nothing has cancelled yet.
-    public init() {}
+    package init() {}
 
     /// Cancels the keyring call in flight, and every later one made under this token.
-    public func cancel() { cancellation.cancel() }
+    package func cancel() { cancellation.cancel() }
 
     /// True once `cancel()` was called.
-    public var isCancelled: Bool { cancellation.isCancelled }
+    package var isCancelled: Bool { cancellation.isCancelled }
 
     /// Runs `body` with this token as the cancellation of every keyring call it makes on this thread.
     /// - Parameter body: the work.
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws.
-    public func run<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func run<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         let previous = Self.active
         Self.setActive(self)
         defer { Self.setActive(previous) }
@@ -32,7 +31,7 @@ public final class OperationCancellation: Sendable {
     }
 
     /// The token whose `run(_:)` this thread is inside, if any.
-    public static var active: OperationCancellation? { byThread.withLock { $0[threadID] } }
+    package static var active: OperationCancellation? { byThread.withLock { $0[threadID] } }
 
     /// The GCancellable keyring calls on this thread link to.
     static var current: Cancellation? { active?.cancellation }

@@ -1,13 +1,12 @@
 internal import CLibSecret
 
 /// GLib's SHA-256 and HMAC-SHA256, for DeviceIdentity (checksums, the app-specific machine ID) and
-/// for lock names, so that only Keyring's internals touch C. Not public API.
-@_spi(KeyringIdentityInternals)
-public enum Digest {
+/// for lock names, so that only Keyring's internals touch C. Package API, not public.
+package enum Digest {
     /// SHA-256 of `bytes` as 64 lowercase hex digits.
     /// - Parameter bytes: the input.
     /// - Returns: the hex digest.
-    public static func sha256Hex(_ bytes: [UInt8]) -> String {
+    package static func sha256Hex(_ bytes: [UInt8]) -> String {
         let raw = bytes.withUnsafeBufferPointer { g_compute_checksum_for_data(G_CHECKSUM_SHA256, $0.baseAddress, gsize($0.count)) }
         guard let raw else { return "" }
         defer { g_free(raw) }
@@ -19,7 +18,7 @@ public enum Digest {
     ///   - key: the key bytes.
     ///   - message: the message bytes.
     /// - Returns: the 32-byte digest, or nil when GLib cannot make an HMAC.
-    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8]? {
+    package static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8]? {
         let hmac = key.withUnsafeBufferPointer { g_hmac_new(G_CHECKSUM_SHA256, $0.baseAddress, gsize($0.count)) }
         guard let hmac else { return nil }
         defer { g_hmac_unref(hmac) }

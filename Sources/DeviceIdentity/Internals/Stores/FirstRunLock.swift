@@ -1,4 +1,4 @@
-@_spi(KeyringIdentityInternals) import Keyring
+import Keyring
 
 #if canImport(Glibc)
 import Glibc

@@ -1,13 +1,12 @@
 internal import CLibSecret
 
 /// Questions `idtool doctor` asks the session bus directly, without libsecret, to explain why the
-/// Secret Service cannot be used. Not public API.
-@_spi(KeyringIdentityInternals)
-public enum BusProbe {
+/// Secret Service cannot be used. Package API, not public.
+package enum BusProbe {
     /// True when `name` has an owner on the session bus, or the bus can activate it.
     /// - Parameter name: a well-known bus name, e.g. `org.kde.kwalletd5`.
     /// - Returns: false too when the bus cannot be reached.
-    public static func isAvailable(_ name: String) -> Bool {
+    package static func isAvailable(_ name: String) -> Bool {
         guard let connection = sessionBus() else { return false }
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
         for method in ["ListNames", "ListActivatableNames"] {
@@ -22,7 +21,7 @@ public enum BusProbe {
     /// True when the Secret Service opens a session without encryption ("plain"). When the
     /// encrypted one fails and this works, the provider's Diffie-Hellman is broken (KWallet
     /// without its QCA plugin).
-    public static func opensPlainSession() -> Bool {
+    package static func opensPlainSession() -> Bool {
         guard let connection = sessionBus() else { return false }
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
         guard
