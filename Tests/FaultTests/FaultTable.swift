@@ -192,6 +192,21 @@ enum FaultTable {
         .init(id: "edge.sec.symlinked-dir-no-item", area: "security",
               scenario: "the backup directory is a symlink to a valid record, keyring has no item",
               outcome: "never read through: the record is not served or pushed", exit: 69, kept: .none),
+        // One seam for each concern (issue 20): creation outcomes through the decision, one order
+        // seam.decide
+
+        // seam.order
+
+        // seam.typed-call
+
+        // seam.deadline
+
+        // seam.async
+
+        // seam.file-atomic
+
+        // seam.small
+
     ]
 
     static subscript(_ id: String) -> FaultRow {
