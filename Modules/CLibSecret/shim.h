@@ -182,6 +182,56 @@ static inline gboolean kr_file_backend_clear(SecretBackend *backend, GHashTable 
     return ok;
 }
 
+// One change, one write: the backend's own store and clear each write the whole file, so a change
+// that touches several items (a clear that must keep the items that merely include the attributes,
+// an attribute change) edits the backend's collection in memory and writes it once.
+// secret_file_collection_* are exported by libsecret 0.20+ but not declared in its headers.
+
+/// The collection a file backend read (SecretFileBackend's first field after its GObject, in 0.20
+/// and 0.21), checked to be a SecretFileCollection; NULL when this libsecret is laid out otherwise.
+static inline GObject *kr_file_backend_collection(SecretBackend *backend) {
+    GType (*get_type)(void) = (GType (*)(void))dlsym(RTLD_DEFAULT, "secret_file_collection_get_type");
+    if (!get_type || !dlsym(RTLD_DEFAULT, "secret_file_collection_replace") || !dlsym(RTLD_DEFAULT, "secret_file_collection_clear")
+        || !dlsym(RTLD_DEFAULT, "secret_file_collection_write") || !dlsym(RTLD_DEFAULT, "secret_file_collection_write_finish"))
+        return NULL;
+    struct kr_file_backend_layout { GObject parent; GObject *collection; };
+    GObject *collection = ((struct kr_file_backend_layout *)backend)->collection;
+    return collection && G_TYPE_CHECK_INSTANCE_TYPE(collection, get_type()) ? collection : NULL;
+}
+
+/// Replaces the item whose attributes are exactly `attributes` (or adds one), in memory only.
+static inline gboolean kr_file_collection_replace(GObject *collection, GHashTable *attributes, const char *label, SecretValue *value,
+                                                  GError **error) {
+    gboolean (*replace)(GObject *, GHashTable *, const gchar *, SecretValue *, GError **) =
+        (gboolean (*)(GObject *, GHashTable *, const gchar *, SecretValue *, GError **))dlsym(RTLD_DEFAULT, "secret_file_collection_replace");
+    return replace(collection, attributes, label, value, error);
+}
+
+/// Removes every item whose attributes include `attributes`, in memory only; FALSE when none matched.
+static inline gboolean kr_file_collection_clear(GObject *collection, GHashTable *attributes, GError **error) {
+    gboolean (*clear)(GObject *, GHashTable *, GError **) =
+        (gboolean (*)(GObject *, GHashTable *, GError **))dlsym(RTLD_DEFAULT, "secret_file_collection_clear");
+    return clear(collection, attributes, error);
+}
+
+/// Writes the collection to its file once (GLib writes a temporary file and renames it over).
+static inline gboolean kr_file_collection_write(GObject *collection, GCancellable *cancellable, GError **error) {
+    void (*start)(GObject *, GCancellable *, GAsyncReadyCallback, gpointer) =
+        (void (*)(GObject *, GCancellable *, GAsyncReadyCallback, gpointer))dlsym(RTLD_DEFAULT, "secret_file_collection_write");
+    gboolean (*finish)(GObject *, GAsyncResult *, GError **) =
+        (gboolean (*)(GObject *, GAsyncResult *, GError **))dlsym(RTLD_DEFAULT, "secret_file_collection_write_finish");
+    GMainContext *context = g_main_context_new();
+    g_main_context_push_thread_default(context);
+    KRPending pending = { NULL };
+    start(collection, cancellable, kr_pending_done, &pending);
+    kr_pending_wait(context, &pending);
+    gboolean ok = finish(collection, pending.result, error);
+    g_object_unref(pending.result);
+    g_main_context_pop_thread_default(context);
+    g_main_context_unref(context);
+    return ok;
+}
+
 static inline void kr_object_list_free(GList *list) { g_list_free_full(list, g_object_unref); }
 static inline SecretRetrievable *kr_list_retrievable(GList *node) { return SECRET_RETRIEVABLE(node->data); }
 

@@ -138,6 +138,7 @@ struct FileKeyring: ~Copyable {
                 unlink(saved)
                 throw .keyringFileUnavailable(path: path, detail: failure)
             }
+            KillPoint.passed()
         }
         defer { unlink(saved) }
         do throws(KeyringError) {
@@ -147,6 +148,7 @@ struct FileKeyring: ~Copyable {
             restoreOriginal()
             throw error
         }
+        KillPoint.passed()
     }
 
     /// Writes `bytes` to a new file at `target` and syncs it; the error text, or nil.
@@ -286,6 +288,19 @@ struct FileKeyring: ~Copyable {
         try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
         try requireGone(attributes, exactly: false)
         return count
+    }
+}
+
+/// A test hook, inert unless `KEYRING_TEST_KILL_AFTER_STEP=N` is set: the process raises SIGKILL
+/// right after its N-th durable step of a file-keyring change (a step: the `.before-change` copy
+/// saved, or the keyring file written), so tests can kill a change at each point it can stop.
+enum KillPoint {
+    private static let limit: Int? = getenv("KEYRING_TEST_KILL_AFTER_STEP").flatMap { Int(String(cString: $0)) }
+    private static let steps = Atomic<Int>(0)
+
+    static func passed() {
+        guard let limit else { return }
+        if steps.add(1, ordering: .sequentiallyConsistent).newValue == limit { raise(SIGKILL) }
     }
 }
 
