@@ -152,36 +152,6 @@ static inline GList *kr_file_backend_search(SecretBackend *backend, GHashTable *
     return items;
 }
 
-/// Replaces the item whose attributes are exactly `attributes` (or adds one), then writes the file.
-static inline gboolean kr_file_backend_store(SecretBackend *backend, GHashTable *attributes, const char *label, SecretValue *value,
-                                             GCancellable *cancellable, GError **error) {
-    GMainContext *context = g_main_context_new();
-    g_main_context_push_thread_default(context);
-    KRPending pending = { NULL };
-    SECRET_BACKEND_GET_IFACE(backend)->store(backend, NULL, attributes, NULL, label, value, cancellable, kr_pending_done, &pending);
-    kr_pending_wait(context, &pending);
-    gboolean ok = SECRET_BACKEND_GET_IFACE(backend)->store_finish(backend, pending.result, error);
-    g_object_unref(pending.result);
-    g_main_context_pop_thread_default(context);
-    g_main_context_unref(context);
-    return ok;
-}
-
-/// Removes every item whose attributes include `attributes`, then writes the file. FALSE without
-/// an error when nothing matched.
-static inline gboolean kr_file_backend_clear(SecretBackend *backend, GHashTable *attributes, GCancellable *cancellable, GError **error) {
-    GMainContext *context = g_main_context_new();
-    g_main_context_push_thread_default(context);
-    KRPending pending = { NULL };
-    SECRET_BACKEND_GET_IFACE(backend)->clear(backend, NULL, attributes, cancellable, kr_pending_done, &pending);
-    kr_pending_wait(context, &pending);
-    gboolean ok = SECRET_BACKEND_GET_IFACE(backend)->clear_finish(backend, pending.result, error);
-    g_object_unref(pending.result);
-    g_main_context_pop_thread_default(context);
-    g_main_context_unref(context);
-    return ok;
-}
-
 // One change, one write: the backend's own store and clear each write the whole file, so a change
 // that touches several items (a clear that must keep the items that merely include the attributes,
 // an attribute change) edits the backend's collection in memory and writes it once.

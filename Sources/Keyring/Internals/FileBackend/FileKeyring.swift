@@ -40,12 +40,23 @@ struct FileItem {
 ///
 /// A fresh instance per operation, not libsecret's per-process one: that one reads the file once, so
 /// it would miss other processes' items and, when it writes, drop them.
+///
+/// One change, one write: `store` and the removals edit the backend's collection in memory, and
+/// `run` writes the file once when the body returns (GLib writes a temporary file and renames it
+/// over). A process killed mid-change leaves the file as it was or as the whole change left it.
 struct FileKeyring: ~Copyable {
     let backend: OpaquePointer
     let cancellable: UnsafeMutablePointer<GCancellable>
     let path: String
     /// The file's bytes when this operation read it (nil: there was none), to put back after a failed write.
     let original: [UInt8]?
+    /// The change made so far, not yet written.
+    let pending = PendingChange()
+
+    /// Whether the collection in memory differs from the file. A class: a borrowed `FileKeyring` is read-only.
+    final class PendingChange {
+        var edited = false
+    }
 
     /// The keyring file libsecret's file backend uses in this environment.
     static var path: String {
@@ -81,7 +92,9 @@ struct FileKeyring: ~Copyable {
                 defer { g_object_unref(UnsafeMutableRawPointer(backend)) }
                 let keyring = FileKeyring(backend: backend, cancellable: cancellation.pointer, path: path, original: original)
                 _ = try keyring.items()  // every item's MAC checked: a wrong key never reads as empty
-                return try body(keyring)
+                let result = try body(keyring)
+                try keyring.writeChange()
+                return result
             }
             if exclusive { return try FileLock.with(keyringPath: path, until: deadline) { () throws(KeyringError) in try operate() } }
             return try operate()
@@ -184,7 +197,7 @@ struct FileKeyring: ~Copyable {
         close(fd)
         if written == original.count && synced && rename(temporary, path) == 0 { return }
         unlink(temporary)
-        // No room even for that: an earlier write of this operation left a whole file in the backup.
+        // No room even for that: the backup GLib made of the file before may still hold a whole one.
         if let backup = Self.contents(of: path + "~"), kr_keyring_file_check(backup, gsize(backup.count)) == KR_FILE_OK {
             rename(path + "~", path)
         }
@@ -238,9 +251,27 @@ struct FileKeyring: ~Copyable {
         try items().filter { $0.includes(attributes) }
     }
 
+    /// The backend's collection, which a change edits in memory.
+    private func collection() throws(KeyringError) -> UnsafeMutablePointer<GObject> {
+        guard let collection = kr_file_backend_collection(backend) else {
+            throw .keyringFileUnavailable(
+                path: path, detail: "this libsecret's file backend is built differently: it cannot be changed in one write")
+        }
+        return collection
+    }
+
+    /// Writes the change made in memory, once; nothing when nothing changed.
+    private func writeChange() throws(KeyringError) {
+        guard pending.edited else { return }
+        let collection = try collection()
+        pending.edited = false
+        try writing { kr_file_collection_write(collection, cancellable, $0) }
+    }
+
     /// Stores under exactly `attributes`: the item with exactly these gets the new label and secret
-    /// (keeping its creation time); any other item is left alone. The file is written at once.
+    /// (keeping its creation time); any other item is left alone. Written when the operation ends.
     func store(_ attributes: [String: String], label: String, secret: Data) throws(KeyringError) {
+        let collection = try collection()
         let table = kr_string_table_new()!
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
@@ -249,18 +280,27 @@ struct FileKeyring: ~Copyable {
             return secret_value_new(base.assumingMemoryBound(to: CChar.self), raw.count, "text/plain")
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-        try writing { kr_file_backend_store(backend, table, label, value, cancellable, $0) }
+        pending.edited = true
+        _ = try fileGError(path) { kr_file_collection_replace(collection, table, label, value, $0) }
     }
 
-    /// Removes exactly the item whose attributes are `attributes`. libsecret's clear also removes
-    /// items that merely include them, so those are stored again (their creation time restarts).
-    func remove(exactly attributes: [String: String]) throws(KeyringError) {
-        let before = try matching(attributes)
-        guard before.contains(where: { $0.attributes == attributes }) else { return }
+    /// Removes every item whose attributes include `attributes` from the collection in memory.
+    private func clear(_ attributes: [String: String]) throws(KeyringError) {
+        let collection = try collection()
         let table = kr_string_table_new()!
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
-        try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
+        pending.edited = true
+        _ = try fileGError(path) { kr_file_collection_clear(collection, table, $0) }
+    }
+
+    /// Removes exactly the item whose attributes are `attributes`. libsecret's clear also removes
+    /// items that merely include them, so those are stored again (their creation time restarts),
+    /// in the same change: the file never holds the state in between.
+    func remove(exactly attributes: [String: String]) throws(KeyringError) {
+        let before = try matching(attributes)
+        guard before.contains(where: { $0.attributes == attributes }) else { return }
+        try clear(attributes)
         try requireGone(attributes, exactly: true)
         for other in before where other.attributes != attributes {
             try store(other.attributes, label: other.label, secret: other.secret)
@@ -282,10 +322,7 @@ struct FileKeyring: ~Copyable {
     func removeAll(_ attributes: [String: String]) throws(KeyringError) -> Int {
         let count = try matching(attributes).count
         guard count > 0 else { return 0 }
-        let table = kr_string_table_new()!
-        defer { g_hash_table_unref(table) }
-        for (name, value) in attributes { kr_string_table_insert(table, name, value) }
-        try writing { kr_file_backend_clear(backend, table, cancellable, $0) }
+        try clear(attributes)
         try requireGone(attributes, exactly: false)
         return count
     }
