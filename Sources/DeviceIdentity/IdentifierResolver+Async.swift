@@ -1,27 +1,19 @@
-import Dispatch
 import Keyring
 
-// The async variants run the blocking work (D-Bus, flock, fsync) on a private queue, never on
-// Swift's cooperative pool. The in-memory fast path of `identifier()` does not hop at all.
+// Every public resolver call that touches a store has an async twin here, and each twin is one
+// line: it runs its sync call itself through Keyring's `Offload.run` (a private queue, never
+// Swift's cooperative pool), so the two cannot drift. Task cancellation cancels the keyring call
+// in flight and every later step (lock waits included), which then throws
+// `IdentityError.keyring(.cancelled)`. The in-memory fast path of `identifier()` does not hop.
+//
+// No twin: the initializers and `backupPath` (they touch nothing), and the pure or local helpers
+// `GenerationPolicy.generate()`, `AppSpecificMachineID.plainHex` and `StorageDiagnostics.check`
+// (small local files, no D-Bus, no locks).
 
 extension IdentifierResolver {
-    private static let queue = DispatchQueue(label: "DeviceIdentity.blocking", attributes: .concurrent)
-
-    /// Runs `work` on the private queue. Task cancellation cancels the keyring call in flight and
-    /// every later step (lock waits included), which then throws `IdentityError.keyring(.cancelled)`.
+    /// Runs the sync call `work` through the one offload helper.
     private func offload<T: Sendable>(_ work: @escaping @Sendable () throws(IdentityError) -> T) async throws(IdentityError) -> T {
-        let token = OperationCancellation()
-        let result: Result<T, IdentityError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                Self.queue.async {
-                    if token.isCancelled { return continuation.resume(returning: .failure(.keyring(.cancelled))) }
-                    continuation.resume(returning: token.run { Result { () throws(IdentityError) -> T in try work() } })
-                }
-            }
-        } onCancel: {
-            token.cancel()
-        }
-        return try result.get()
+        try await Offload.run(orCancelled: .keyring(.cancelled), work)
     }
 
     /// Async `identifier()`; served from memory without a thread hop once resolved.
@@ -44,6 +36,13 @@ extension IdentifierResolver {
     /// - Throws: as `resolve()`.
     public func refresh() async throws(IdentityError) -> Resolution {
         try await offload { () throws(IdentityError) in try self.refresh() }
+    }
+
+    /// Async `dryRun()`: what `resolve()` would do, writing and removing nothing.
+    /// - Returns: the resolution that would result; `isDryRun` is true.
+    /// - Throws: as `resolve()`.
+    public func dryRun() async throws(IdentityError) -> Resolution {
+        try await offload { () throws(IdentityError) in try self.dryRun() }
     }
 
     /// Async `migrate(dryRun:)`: adopts a legacy identifier when this scope has none.

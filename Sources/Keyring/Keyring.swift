@@ -168,11 +168,12 @@ public struct Keyring: Sendable {
     /// (libsecret's own replace flag would also overwrite items that merely include these
     /// attributes, such as another tool's item with one more attribute.)
     /// - Parameters:
-    ///   - secret: the bytes to store; any length, any content.
+    ///   - secret: the bytes to store; any content, at most `SecretStore.maximumValueSize` bytes.
     ///   - attributes: the item's attributes; at least one is required.
     ///   - label: the label shown in keyring managers.
     ///   - contentType: `text/plain` for text (what other clients expect), else e.g. `application/octet-stream`.
-    /// - Throws: `KeyringError.locked`, `.noDefaultCollection`, or another `KeyringError`.
+    /// - Throws: `KeyringError.invalidArgument` for a larger secret or bad attributes, `.locked`,
+    ///   `.noDefaultCollection`, or another `KeyringError`.
     public func store(
         _ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain"
     ) throws(KeyringError) {
@@ -185,6 +186,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validate(attributes, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
+        try AttributeRules.validateSecret(secret, what: "the secret")
         if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label, cancellation: cancellation) }
         try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) in
             try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
@@ -239,6 +241,7 @@ public struct Keyring: Sendable {
     ///   - contentType: the secret's MIME type.
     /// - Returns: `.inserted`, or `.existing` with the oldest matching item and its secret.
     /// - Throws: `KeyringError.locked` when a matching item is locked (nothing is created),
+    ///   `.invalidArgument` for a secret over `SecretStore.maximumValueSize` bytes,
     ///   `.noDefaultCollection`, or another `KeyringError`.
     public func insertIfAbsent(
         _ secret: Data, attributes: [String: String], matching: [String: String]? = nil, label: String,
@@ -249,6 +252,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validate(matching, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
+        try AttributeRules.validateSecret(secret, what: "the secret")
         if usesFileBackend { return try fileInsertIfAbsent(secret, attributes: attributes, matching: matching, label: label) }
         return try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in

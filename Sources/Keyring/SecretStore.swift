@@ -34,7 +34,8 @@ public struct SecretStore: Sendable {
     /// The keyring the item lives in, with its timeout.
     public let keyring: Keyring
 
-    /// The largest secret accepted; D-Bus and the keyring daemon hold whole messages in memory.
+    /// The largest secret accepted, here and by `Keyring.store` and `insertIfAbsent` (16 MiB);
+    /// D-Bus and the keyring daemon hold whole messages in memory.
     public static let maximumValueSize = 16 << 20
 
     /// Creates a wrapper. Nothing is read or written until the first call.
@@ -227,11 +228,8 @@ extension SecretStore {
 
     func write(_ payload: Payload, forKey key: Key, cancellation: Cancellation?) throws(KeyringError) {
         switch payload {
-        case .secret(let bytes, _) where bytes.count > Self.maximumValueSize:
-            throw .invalidArgument("the value is \(bytes.count) bytes; at most \(Self.maximumValueSize) are allowed")
-        case .text(let text):
-            try AttributeRules.validateText(text, what: "the \(key.rawValue) value")
-        default: break
+        case .secret(let bytes, _): try AttributeRules.validateSecret(bytes, what: "the value")
+        case .text(let text): try AttributeRules.validateText(text, what: "the \(key.rawValue) value")
         }
         if keyring.usesFileBackend { return try fileWrite(payload, forKey: key, cancellation: cancellation) }
         try ProcessCreationLock.with(until: ContinuousClock.now + keyring.timeout) { () throws(KeyringError) in

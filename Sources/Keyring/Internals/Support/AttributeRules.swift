@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Checks attributes before libsecret sees them: libsecret 0.20 answers some bad input with a
 /// GLib critical and no error, and C strings end at the first NUL.
 enum AttributeRules {
@@ -16,6 +22,14 @@ enum AttributeRules {
             }
             try validateText(name, what: "an attribute name")
             try validateText(value, what: "the value of attribute \"\(printable(name))\"")
+        }
+    }
+
+    /// Rejects a secret larger than `SecretStore.maximumValueSize`, the one cap every write shares
+    /// (`Keyring.store`, `insertIfAbsent`, `SecretStore`): D-Bus and the daemon hold whole messages in memory.
+    static func validateSecret(_ secret: Data, what: String) throws(KeyringError) {
+        if secret.count > SecretStore.maximumValueSize {
+            throw .invalidArgument("\(what) is \(secret.count) bytes; at most \(SecretStore.maximumValueSize) are allowed")
         }
     }
 
