@@ -202,8 +202,17 @@ enum FaultTable {
         // seam.deadline
 
         // seam.async
+        .init(id: "async.twin-content-type", area: "async", scenario: "`await setObject(_:forKey: .valueData)` beside the sync call",
+              outcome: "the same item and content type (application/octet-stream): each async call runs its sync call itself",
+              exit: nil, kept: .notApplicable),
+        .init(id: "input.store-size-cap", area: "bad input", scenario: "`Keyring.store` or `insertIfAbsent` with a secret over 16 MiB",
+              outcome: "error `invalidArgument` (the cap `SecretStore` has), nothing created", exit: nil, kept: .notApplicable),
 
         // seam.file-atomic
+        .init(id: "file.killed-mid-change", area: "file keyring",
+              scenario: "a change touching several items (an account change, a reset beside another wrapper's item) SIGKILLed at each of its writes",
+              outcome: "one write per change: every other item intact, the changed one old or new byte for byte; the next change works",
+              exit: 0, kept: .notApplicable),
 
         // seam.small
 
