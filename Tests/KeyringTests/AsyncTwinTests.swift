@@ -90,4 +90,38 @@ struct AsyncTwinTests {
         #expect(try await store.storedItem() == nil)
         #expect(try await store.value(Token.self) == nil)
     }
+
+    /// The public calls a source file declares, by name, with the body text of each (up to the next declaration).
+    static func publicCalls(in path: String) throws -> [(name: String, isAsync: Bool, body: String)] {
+        let text = try String(contentsOf: repoRoot.appendingPathComponent(path), encoding: .utf8)
+        let pattern = try NSRegularExpression(pattern: #"public func ([A-Za-z]+)[<(]"#)
+        let matches = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text))
+        return matches.enumerated().map { index, match in
+            let start = Range(match.range, in: text)!.lowerBound
+            let end = index + 1 < matches.count ? Range(matches[index + 1].range, in: text)!.lowerBound : text.endIndex
+            let declaration = text[start..<(text[start...].firstIndex(of: "{") ?? end)]
+            return (String(text[Range(match.range(at: 1), in: text)!]), declaration.contains(" async "), String(text[start..<end]))
+        }
+    }
+
+    // No keyring needed: this reads the sources, so a new public call without a twin, or a twin
+    // with a body of its own, fails here.
+    @Test("every public sync call of Keyring, SecretStore and IdentifierResolver has an async twin that only runs it")
+    func twinsCoverThePublicAPI() throws {
+        let pairs = [
+            (["Sources/Keyring/Keyring.swift", "Sources/Keyring/SecretStore.swift"], "Sources/Keyring/Keyring+Async.swift"),
+            (["Sources/DeviceIdentity/IdentifierResolver.swift"], "Sources/DeviceIdentity/IdentifierResolver+Async.swift"),
+        ]
+        for (syncFiles, asyncFile) in pairs {
+            let sync = Set(try syncFiles.flatMap { try Self.publicCalls(in: $0) }.filter { !$0.isAsync }.map(\.name))
+            let twins = try Self.publicCalls(in: asyncFile)
+            let allAsync = twins.allSatisfy { $0.isAsync }
+            #expect(allAsync, "\(asyncFile) declares only async twins")
+            #expect(sync.subtracting(twins.map(\.name)).isEmpty, "public sync calls without an async twin in \(asyncFile)")
+            for twin in twins {
+                let runs = twin.body.contains("Offload.run") || twin.body.contains("try await offload")
+                #expect(runs && twin.body.contains("self.\(twin.name)("), "the twin \(twin.name) runs its sync call through the offload helper")
+            }
+        }
+    }
 }
