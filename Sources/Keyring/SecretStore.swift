@@ -62,7 +62,9 @@ public struct SecretStore: Sendable {
     /// - Throws: `KeyringError.locked` when the item exists but is locked (never nil),
     ///   `.valueIsNotText` when `.valueData` holds bytes that are not UTF-8, or another `KeyringError`.
     public func object(forKey key: Key) throws(KeyringError) -> String? {
-        try object(forKey: key, cancellation: nil)
+        guard let data = try data(forKey: key) else { return nil }
+        guard let text = String(validating: data, as: UTF8.self) else { throw .valueIsNotText }
+        return text
     }
 
     /// Writes one key of the item, creating the item when absent and otherwise updating that same item.
@@ -71,7 +73,7 @@ public struct SecretStore: Sendable {
     ///   - key: which part of the item to write.
     /// - Throws: `KeyringError.locked`, `.noDefaultCollection`, `.invalidArgument`, or another `KeyringError`.
     public func setObject(_ value: String, forKey key: Key) throws(KeyringError) {
-        try write(key == .valueData ? .secret(Data(value.utf8), Self.valueContentType) : .text(value), forKey: key, cancellation: nil)
+        try write(key == .valueData ? .secret(Data(value.utf8), Self.valueContentType) : .text(value), forKey: key)
     }
 
     /// Reads one key as bytes. For `.valueData` this is byte-exact (NUL bytes, invalid UTF-8).
@@ -79,7 +81,21 @@ public struct SecretStore: Sendable {
     /// - Returns: the bytes, or nil when there is no item (or the item lacks that attribute).
     /// - Throws: `KeyringError.locked` when the item exists but is locked, or another `KeyringError`.
     public func data(forKey key: Key) throws(KeyringError) -> Data? {
-        try data(forKey: key, cancellation: nil)
+        if keyring.usesFileBackend { return try fileData(forKey: key) }
+        return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
+            call throws(KeyringError) in
+            if key == .valueData { return try readValue(call) }
+            let items = try call.search(searchAttributes).filter(owns)
+            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            guard let item = items.first else {
+                try call.throwIfLockedMiss(items)
+                return nil
+            }
+            switch key {
+            case .label: return Data(item.label.utf8)
+            default: return item.attributes[key.attributeName].map { Data($0.utf8) }
+            }
+        }
     }
 
     /// Writes one key from bytes. For `.valueData` the bytes are stored exactly, as
@@ -89,7 +105,7 @@ public struct SecretStore: Sendable {
     ///   - key: which part of the item to write.
     /// - Throws: `KeyringError.invalidArgument` for non-text metadata, or another `KeyringError`.
     public func setData(_ data: Data, forKey key: Key) throws(KeyringError) {
-        try write(try Self.payload(data, forKey: key), forKey: key, cancellation: nil)
+        try write(try Self.payload(data, forKey: key), forKey: key)
     }
 
     /// Removes the item this wrapper reads and writes (and exact copies of it), and nothing else.
@@ -101,7 +117,19 @@ public struct SecretStore: Sendable {
     /// - Throws: `KeyringError.locked` when a matching item is locked, or when none matches and a
     ///   collection is locked (its items may be hidden); nothing is removed then. Or another `KeyringError`.
     public func reset() throws(KeyringError) {
-        try reset(cancellation: nil)
+        if keyring.usesFileBackend { return try fileReset() }
+        return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
+            call throws(KeyringError) in
+            let items = try call.search(searchAttributes).filter(owns)
+            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            // A miss while a collection is locked may be a hidden item (KeePassXC): not "done".
+            guard let target = items.first else { return try call.throwIfLockedMiss(items) }
+            // The item reads use, and copies of it that differ at most in the schema stamp.
+            let same = Self.comparable(target.attributes)
+            for item in items where item.objectPath == target.objectPath || Self.comparable(item.attributes) == same {
+                try call.deleteItem(at: item.objectPath)
+            }
+        }
     }
 
     /// The item this wrapper reads and writes, with its value: the oldest item that carries this
@@ -109,7 +137,7 @@ public struct SecretStore: Sendable {
     /// - Returns: the item and its secret bytes, or nil when there is none.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
     public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        if keyring.usesFileBackend { return try fileStoredItem(cancellation: nil) }
+        if keyring.usesFileBackend { return try fileStoredItem() }
         return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
             call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
             try call.readFirst(try call.search(searchAttributes).filter(owns)).map { ($0.item, $0.bytes) }
@@ -130,7 +158,7 @@ public struct SecretStore: Sendable {
     /// - Throws: `KeyringError`, or the encoder's error.
     public func setValue<T: Encodable>(_ value: T) throws {
         let data = try JSONEncoder().encode(value)
-        try write(.secret(data, "application/json"), forKey: .valueData, cancellation: nil)
+        try write(.secret(data, "application/json"), forKey: .valueData)
     }
 }
 
@@ -177,30 +205,6 @@ extension SecretStore {
         return accessGroup != nil || item.attributes[Self.groupAttribute] == nil
     }
 
-    func object(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> String? {
-        guard let data = try data(forKey: key, cancellation: cancellation) else { return nil }
-        guard let text = String(validating: data, as: UTF8.self) else { throw .valueIsNotText }
-        return text
-    }
-
-    func data(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> Data? {
-        if keyring.usesFileBackend { return try fileData(forKey: key, cancellation: cancellation) }
-        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) {
-            call throws(KeyringError) in
-            if key == .valueData { return try readValue(call) }
-            let items = try call.search(searchAttributes).filter(owns)
-            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
-            guard let item = items.first else {
-                try call.throwIfLockedMiss(items)
-                return nil
-            }
-            switch key {
-            case .label: return Data(item.label.utf8)
-            default: return item.attributes[key.attributeName].map { Data($0.utf8) }
-            }
-        }
-    }
-
     /// The secret, in one GetSecrets call when this process already knows the item's path and
     /// no Secret Service signal has arrived since; else by a full search.
     func readValue(_ call: borrowing ServiceCall) throws(KeyringError) -> Data? {
@@ -226,14 +230,14 @@ extension SecretStore {
     /// Names this wrapper's item in the path cache; NUL cannot occur in either part.
     var cacheKey: String { identifier + "\u{0}" + (accessGroup.map { "g:" + $0 } ?? "-") }
 
-    func write(_ payload: Payload, forKey key: Key, cancellation: Cancellation?) throws(KeyringError) {
+    func write(_ payload: Payload, forKey key: Key) throws(KeyringError) {
         switch payload {
         case .secret(let bytes, _): try AttributeRules.validateSecret(bytes, what: "the value")
         case .text(let text): try AttributeRules.validateText(text, what: "the \(key.rawValue) value")
         }
-        if keyring.usesFileBackend { return try fileWrite(payload, forKey: key, cancellation: cancellation) }
+        if keyring.usesFileBackend { return try fileWrite(payload, forKey: key) }
         try ProcessCreationLock.with(until: ContinuousClock.now + keyring.timeout) { () throws(KeyringError) in
-            try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
+            try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) { call throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
                 // First write: the creation lock (shared by every client of the keyring) means two
                 // processes never create two items.
@@ -279,21 +283,5 @@ extension SecretStore {
         // createItem never replaces (that would swallow a grouped item when creating the ungrouped
         // one); the create lock prevents twins.
         try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1)
-    }
-
-    func reset(cancellation: Cancellation?) throws(KeyringError) {
-        if keyring.usesFileBackend { return try fileReset(cancellation: cancellation) }
-        return try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) {
-            call throws(KeyringError) in
-            let items = try call.search(searchAttributes).filter(owns)
-            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
-            // A miss while a collection is locked may be a hidden item (KeePassXC): not "done".
-            guard let target = items.first else { return try call.throwIfLockedMiss(items) }
-            // The item reads use, and copies of it that differ at most in the schema stamp.
-            let same = Self.comparable(target.attributes)
-            for item in items where item.objectPath == target.objectPath || Self.comparable(item.attributes) == same {
-                try call.deleteItem(at: item.objectPath)
-            }
-        }
     }
 }

@@ -8,14 +8,14 @@ import Foundation
 /// the group), found and updated the same way. The file has no locked state. An item is named by
 /// its attributes here, so changing the account gives it a new `objectPath`.
 extension SecretStore {
-    func fileStoredItem(cancellation: Cancellation?) throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        try FileKeyring.run(timeout: keyring.timeout, cancellation: cancellation, exclusive: false) { file throws(KeyringError) in
+    func fileStoredItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
+        try FileKeyring.run(timeout: keyring.timeout, exclusive: false) { file throws(KeyringError) in
             try file.matching(searchAttributes).first { owns($0.keyringItem) }.map { ($0.keyringItem, $0.secret) }
         }
     }
 
-    func fileData(forKey key: Key, cancellation: Cancellation?) throws(KeyringError) -> Data? {
-        guard let (item, value) = try fileStoredItem(cancellation: cancellation) else { return nil }
+    func fileData(forKey key: Key) throws(KeyringError) -> Data? {
+        guard let (item, value) = try fileStoredItem() else { return nil }
         switch key {
         case .valueData: return value
         case .label: return Data(item.label.utf8)
@@ -24,8 +24,8 @@ extension SecretStore {
     }
 
     /// Under the file lock, so the first write of two processes creates one item.
-    func fileWrite(_ payload: Payload, forKey key: Key, cancellation: Cancellation?) throws(KeyringError) {
-        try FileKeyring.run(timeout: keyring.timeout, cancellation: cancellation, exclusive: true) { file throws(KeyringError) in
+    func fileWrite(_ payload: Payload, forKey key: Key) throws(KeyringError) {
+        try FileKeyring.run(timeout: keyring.timeout, exclusive: true) { file throws(KeyringError) in
             if let item = try file.matching(searchAttributes).first(where: { owns($0.keyringItem) }) {
                 switch (key, payload) {
                 case (_, .secret(let bytes, _)): try file.store(item.attributes, label: item.label, secret: bytes)
@@ -56,8 +56,8 @@ extension SecretStore {
         }
     }
 
-    func fileReset(cancellation: Cancellation?) throws(KeyringError) {
-        try FileKeyring.run(timeout: keyring.timeout, cancellation: cancellation, exclusive: true) { file throws(KeyringError) in
+    func fileReset() throws(KeyringError) {
+        try FileKeyring.run(timeout: keyring.timeout, exclusive: true) { file throws(KeyringError) in
             let items = try file.matching(searchAttributes).filter { owns($0.keyringItem) }
             guard let target = items.first else { return }
             let same = Self.comparable(target.attributes)
