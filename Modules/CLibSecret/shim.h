@@ -172,8 +172,8 @@ static inline GObject *kr_file_backend_collection(SecretBackend *backend) {
 /// Replaces the item whose attributes are exactly `attributes` (or adds one), in memory only.
 static inline gboolean kr_file_collection_replace(GObject *collection, GHashTable *attributes, const char *label, SecretValue *value,
                                                   GError **error) {
-    gboolean (*replace)(GObject *, GHashTable *, const gchar *, SecretValue *, GError **) =
-        (gboolean (*)(GObject *, GHashTable *, const gchar *, SecretValue *, GError **))dlsym(RTLD_DEFAULT, "secret_file_collection_replace");
+    typedef gboolean (*Replace)(GObject *, GHashTable *, const gchar *, SecretValue *, GError **);
+    Replace replace = (Replace)dlsym(RTLD_DEFAULT, "secret_file_collection_replace");
     return replace(collection, attributes, label, value, error);
 }
 

@@ -210,7 +210,8 @@ enum FaultTable {
 
         // seam.file-atomic
         .init(id: "file.killed-mid-change", area: "file keyring",
-              scenario: "a change touching several items (an account change, a reset beside another wrapper's item) SIGKILLed at each of its writes",
+              scenario:
+                "a change touching several items (an account change, a reset beside another wrapper's item) SIGKILLed at each of its writes",
               outcome: "one write per change: every other item intact, the changed one old or new byte for byte; the next change works",
               exit: 0, kept: .notApplicable),
 
