@@ -234,8 +234,9 @@ extension SecretStore {
         default: break
         }
         if keyring.usesFileBackend { return try fileWrite(payload, forKey: key, cancellation: cancellation) }
-        try ProcessCreationLock.with(until: ContinuousClock.now + keyring.timeout) { () throws(KeyringError) in
-            try ServiceCall.run(timeout: keyring.timeout, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
+        let deadline = CallDeadline(timeout: keyring.timeout)
+        try ProcessCreationLock.with(deadline, cancellation: cancellation) { () throws(KeyringError) in
+            try ServiceCall.run(deadline: deadline, cancellation: cancellation, unlock: keyring.unlock) { call throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
                 // First write: the creation lock (shared by every client of the keyring) means two
                 // processes never create two items.
