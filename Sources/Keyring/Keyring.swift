@@ -22,8 +22,10 @@ public struct Keyring: Sendable {
     /// A keyring with the default 25-second timeout (the D-Bus default) that prompts to unlock.
     public static let `default` = Keyring()
 
-    /// The most time one operation may take before it fails with `KeyringError.timedOut`.
-    /// A wait for the unlock dialog counts against it.
+    /// The most time one operation may take before it fails with `KeyringError.timedOut`, which
+    /// reports this timeout. Every wait of the operation counts against it: for other threads'
+    /// calls in this process, for the creation lock, for each reply of the service, and for the
+    /// unlock dialog. A timeout beyond a century waits a century.
     public var timeout: Duration
 
     /// Where the items live: the Secret Service, or libsecret's file backend (sandboxed apps).

@@ -51,20 +51,20 @@ struct FirstRunLock {
                 reasons.append(error.reason)
                 return try lock(from: index + 1)
             }
-            return try FlockFile.withLock(
-                path: directory + "/" + fileName, until: deadline, isCancelled: isCancelled,
-                otherwise: { (failure: FlockFile.Failure) throws(IdentityError) -> T in
-                    switch failure {
-                    case .timedOut: throw .lockTimedOut(seconds: timeout)
-                    case .cancelled: throw .keyring(.cancelled)
-                    case .cannotLock(let reason): throw .lockUnavailable(reason: "flock: \(reason)")
-                    case .cannotOpen(let reason):
-                        // Another directory may do.
-                        reasons.append(reason)
-                        return try lock(from: index + 1)
-                    }
+            func withoutThisOne(_ failure: FlockFile.Failure) throws(IdentityError) -> T {
+                switch failure {
+                case .timedOut: throw .lockTimedOut(seconds: timeout)
+                case .cancelled: throw .keyring(.cancelled)
+                case .cannotLock(let reason): throw .lockUnavailable(reason: "flock: \(reason)")
+                case .cannotOpen(let reason):
+                    // Another directory may do.
+                    reasons.append(reason)
+                    return try lock(from: index + 1)
                 }
-            ) { () throws(IdentityError) -> T in
+            }
+            let path = directory + "/" + fileName
+            return try FlockFile.withLock(path: path, until: deadline, isCancelled: isCancelled, otherwise: withoutThisOne) {
+                () throws(IdentityError) -> T in
                 locked += 1
                 return try lock(from: index + 1)
             }

@@ -48,9 +48,8 @@ extension ServiceCall {
         case .alreadyOwned:
             return try body(true)
         case .refused:
-            return try CreationFallbackLock.with(callDeadline, isCancelled: { g_cancellable_is_cancelled(cancellable) != 0 }) {
-                () throws(KeyringError) -> T in try body(false)
-            }
+            let isCancelled = { g_cancellable_is_cancelled(cancellable) != 0 }
+            return try CreationFallbackLock.with(callDeadline, isCancelled: isCancelled) { () throws(KeyringError) -> T in try body(false) }
         }
     }
 

@@ -19,7 +19,8 @@ enum FileKeyringLock {
                 switch failure {
                 case .timedOut: throw deadline.timedOut
                 case .cancelled: throw .cancelled
-                case .cannotOpen(let reason): throw .keyringFileUnavailable(path: keyringPath, detail: "cannot open its lock file \(reason)")
+                case .cannotOpen(let reason):
+                    throw .keyringFileUnavailable(path: keyringPath, detail: "cannot open its lock file \(reason)")
                 case .cannotLock(let reason): throw .keyringFileUnavailable(path: keyringPath, detail: "cannot lock \(reason)")
                 }
             }, body)
