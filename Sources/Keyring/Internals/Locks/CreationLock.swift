@@ -48,7 +48,8 @@ extension ServiceCall {
         case .alreadyOwned:
             return try body(true)
         case .refused:
-            let isCancelled = { g_cancellable_is_cancelled(cancellable) != 0 }
+            let pointer = cancellable
+            let isCancelled = { g_cancellable_is_cancelled(pointer) != 0 }
             return try CreationFallbackLock.with(callDeadline, isCancelled: isCancelled) { () throws(KeyringError) -> T in try body(false) }
         }
     }
