@@ -125,6 +125,19 @@ struct CallDeadlineTests {
         try store.reset()
     }
 
+    /// Every lock path reports the caller's timeout; the paths that cannot be driven here (the
+    /// `$XDG_RUNTIME_DIR` fallback of a refused creation lock name) are held to it by reading.
+    @Test("no source throws a timeout of 0 s")
+    func noZeroTimeoutInSources() throws {
+        let sources = repoRoot.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(atPath: sources.path)).compactMap { $0 as? String }
+        #expect(files.contains { $0.hasSuffix("ServiceCall.swift") })
+        for file in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            #expect(!text.contains("timedOut(seconds: 0)"), "\(file) reports a 0 s timeout")
+        }
+    }
+
     /// `Keyring(timeout: .seconds(Int64.max))` used to trap on its first call (overflow in the
     /// milliseconds GDBus gets); beyond Int64 seconds, `Duration.components` itself traps.
     @Test(
