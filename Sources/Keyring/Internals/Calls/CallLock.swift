@@ -47,6 +47,7 @@ final class CallLock: @unchecked Sendable {
         _ deadline: CallDeadline, cancellation: Cancellation?, _ body: () throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         let held = releaseAll()
+        if held == 0 { return try body() }  // not held by this thread: nothing to give up
         let result = Result { () throws(KeyringError) -> T in try body() }
         // Not taken back in time: the enclosing `with`s find another owner (or none) and release
         // nothing. A failure of `body` is the call's outcome either way.
@@ -93,6 +94,7 @@ final class CallLock: @unchecked Sendable {
     private func releaseAll() -> Int {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        guard let holder = owner, pthread_equal(holder, pthread_self()) != 0 else { return 0 }
         let held = depth
         depth = 0
         owner = nil
