@@ -22,8 +22,10 @@ public struct Keyring: Sendable {
     /// A keyring with the default 25-second timeout (the D-Bus default) that prompts to unlock.
     public static let `default` = Keyring()
 
-    /// The most time one operation may take before it fails with `KeyringError.timedOut`.
-    /// A wait for the unlock dialog counts against it.
+    /// The most time one operation may take before it fails with `KeyringError.timedOut`, which
+    /// reports this timeout. Every wait of the operation counts against it: for other threads'
+    /// calls in this process, for the creation lock, for each reply of the service, and for the
+    /// unlock dialog. A timeout beyond a century waits a century.
     public var timeout: Duration
 
     /// Where the items live: the Secret Service, or libsecret's file backend (sandboxed apps).
@@ -148,18 +150,17 @@ public struct Keyring: Sendable {
         _ attributes: [String: String], withProperties: Bool, _ found: ([PlainRead.Match]) -> T,
         otherwise fullPath: (Keyring) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
-        let deadline = ContinuousClock.now + timeout
-        let seconds = Deadline.seconds(timeout)
-        if let matches = try PlainRead.read(attributes, withProperties: withProperties, until: deadline, reportingSeconds: seconds) {
+        let deadline = CallDeadline(timeout: timeout)
+        if let matches = try PlainRead.read(attributes, withProperties: withProperties, until: deadline) {
             return found(matches)
         }
         var rest = self
-        rest.timeout = ContinuousClock.now.duration(to: deadline)
-        if rest.timeout <= .zero { throw .timedOut(seconds: seconds) }
+        rest.timeout = deadline.remaining
+        if deadline.hasPassed { throw deadline.timedOut }
         do throws(KeyringError) {
             return try fullPath(rest)
         } catch .timedOut {
-            throw .timedOut(seconds: seconds)
+            throw deadline.timedOut
         }
     }
 
@@ -188,8 +189,9 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(contentType, what: "the content type")
         try AttributeRules.validateSecret(secret, what: "the secret")
         if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label, cancellation: cancellation) }
-        try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) in
-            try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
+        let deadline = CallDeadline(timeout: timeout)
+        try ProcessCreationLock.with(deadline, cancellation: cancellation) { () throws(KeyringError) in
+            try ServiceCall.run(deadline: deadline, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                     if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
@@ -212,10 +214,10 @@ public struct Keyring: Sendable {
     public func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try fileWithCreationLock(body) }
-        let deadline = ContinuousClock.now + timeout
-        return try ProcessCreationLock.with(until: deadline) { () throws(KeyringError) -> T in
+        let deadline = CallDeadline(timeout: timeout)
+        return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> T in
             let name = ServiceCall.lockName(for: attributes)
-            let acquisition = try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try call.acquireBusName(name) }
+            let acquisition = try ServiceCall.run(deadline: deadline) { call throws(KeyringError) in try call.acquireBusName(name) }
             switch acquisition {
             case .acquired:
                 defer { try? ServiceCall.run(timeout: .seconds(2)) { call throws(KeyringError) in call.releaseBusName(name) } }
@@ -223,7 +225,7 @@ public struct Keyring: Sendable {
             case .alreadyOwned:
                 return try body()
             case .refused:
-                return try CreateLock.withLock(until: deadline, body)
+                return try CreationFallbackLock.with(deadline, isCancelled: { Deadline.isCancelled(nil) }, body)
             }
         }
     }
@@ -254,8 +256,9 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(contentType, what: "the content type")
         try AttributeRules.validateSecret(secret, what: "the secret")
         if usesFileBackend { return try fileInsertIfAbsent(secret, attributes: attributes, matching: matching, label: label) }
-        return try ProcessCreationLock.with(until: ContinuousClock.now + timeout) { () throws(KeyringError) -> InsertOutcome in
-            try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
+        let deadline = CallDeadline(timeout: timeout)
+        return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in
+            try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
                 try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                     if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
                     let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)

@@ -236,8 +236,9 @@ extension SecretStore {
         case .text(let text): try AttributeRules.validateText(text, what: "the \(key.rawValue) value")
         }
         if keyring.usesFileBackend { return try fileWrite(payload, forKey: key) }
-        try ProcessCreationLock.with(until: ContinuousClock.now + keyring.timeout) { () throws(KeyringError) in
-            try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) { call throws(KeyringError) in
+        let deadline = CallDeadline(timeout: keyring.timeout)
+        try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) in
+            try ServiceCall.run(deadline: deadline, unlock: keyring.unlock) { call throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
                 // First write: the creation lock (shared by every client of the keyring) means two
                 // processes never create two items.

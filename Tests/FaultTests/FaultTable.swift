@@ -200,6 +200,19 @@ enum FaultTable {
         // seam.typed-call
 
         // seam.deadline
+        .init(id: "deadline.hung-daemon.two-threads", area: "environment",
+              scenario: "daemon SIGSTOPped; one thread reads with a 6 s timeout, another 0.3 s later with 1 s",
+              outcome: "the 1 s call ends in about 1 s with timedOut(1 s): every wait of a call, the in-process gate included, ends at its own deadline",
+              exit: nil, kept: .notApplicable),
+        .init(id: "deadline.creation-lock.one-timeout", area: "environment",
+              scenario: "daemon SIGSTOPped; a 4 s write waits 3.9 s for another thread's creation lock",
+              outcome: "timedOut(4 s) after about 4 s, not 8: the lock wait and the service call share one deadline; no lock wait reports 0 s",
+              exit: nil, kept: .notApplicable),
+        .init(id: "deadline.huge-timeout", area: "bad input", scenario: "Keyring(timeout: .seconds(Int64.max)), or larger",
+              outcome: "works (the deadline saturates at a century); no arithmetic trap", exit: nil, kept: .notApplicable),
+        .init(id: "deadline.first-run.nested", area: "concurrency",
+              scenario: "a first run nested in another on the same scope and lock directory (a policy that asks a second resolver)",
+              outcome: "resolved at once, one identifier: the first-run lock is re-entrant on its thread", exit: nil, kept: .none),
 
         // seam.async
         .init(id: "async.twin-content-type", area: "async", scenario: "`await setObject(_:forKey: .valueData)` beside the sync call",

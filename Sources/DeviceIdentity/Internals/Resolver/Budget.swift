@@ -10,18 +10,19 @@ import Glibc
 #endif
 
 /// One public call's time budget: every keyring call gets the time left, lock waits end at the
-/// same deadline, and a keyring that timed out once is not asked again in the same call.
+/// same deadline (Keyring's `CallDeadline`, whose arithmetic saturates), and a keyring that timed
+/// out once is not asked again in the same call.
 final class Budget {
-    let deadline: ContinuousClock.Instant
-    let seconds: Double
+    let deadline: CallDeadline
+    /// The caller's whole timeout, what every timeout of this call reports.
+    var seconds: Double { deadline.reportedSeconds }
     private let keyring: Keyring?
     private var failure: KeyringError?
     /// Set when an async caller's task can cancel this call (keyring calls follow it on their own).
     let cancellation = OperationCancellation.active
 
     init(timeout: Duration, keyring: Keyring?) {
-        self.deadline = ContinuousClock.now + timeout
-        self.seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        self.deadline = CallDeadline(timeout: timeout)
         self.keyring = keyring
     }
 
@@ -30,8 +31,7 @@ final class Budget {
     /// The keyring with the time left as its timeout; nil without a keyring or time.
     var currentKeyring: Keyring? {
         guard var keyring else { return nil }
-        let left = ContinuousClock.now.duration(to: deadline)
-        keyring.timeout = max(left, .milliseconds(1))
+        keyring.timeout = max(deadline.remaining, .milliseconds(1))
         return keyring
     }
 
@@ -43,11 +43,11 @@ final class Budget {
         if isCancelled { throw remember(.cancelled) }
         guard var keyring = currentKeyring else { throw .noSecretService }
         if !mayPrompt { keyring.unlock = .never }
-        if ContinuousClock.now >= deadline { throw remember(.timedOut(seconds: seconds)) }
+        if deadline.hasPassed { throw remember(deadline.timedOut) }
         do throws(KeyringError) {
             return try body(keyring)
         } catch .timedOut {
-            throw remember(.timedOut(seconds: seconds))
+            throw remember(deadline.timedOut)
         } catch .cancelled {
             throw remember(.cancelled)
         }

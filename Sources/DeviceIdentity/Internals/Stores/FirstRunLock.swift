@@ -31,43 +31,44 @@ struct FirstRunLock {
     /// (`timeout` is the whole call's budget, for the error message).
     ///
     /// Locks are taken in a fixed order (runtime directory, then state directory), so two
-    /// processes whose environments differ in one of them still exclude each other.
+    /// processes whose environments differ in one of them still exclude each other. Re-entrant for
+    /// the thread that holds it (`FlockFile`): a resolver run nested in another on the same scope
+    /// and directory (two resolvers sharing a backup directory) goes ahead instead of waiting on itself.
     func withLock<T>(
-        until deadline: ContinuousClock.Instant, timeout: Double, isCancelled: () -> Bool = { false }, _ body: () throws(IdentityError) -> T
+        until deadline: CallDeadline, timeout: Double, isCancelled: () -> Bool = { false }, _ body: () throws(IdentityError) -> T
     ) throws(IdentityError) -> T {
-        let descriptors = try openLockFiles()
-        defer { for fd in descriptors { close(fd) } }  // closing releases the flock
-        for fd in descriptors {
-            var pause: UInt32 = 1000
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                guard errno == EWOULDBLOCK || errno == EINTR else {
-                    throw .lockUnavailable(reason: "flock: \(Errno.text(errno))")
-                }
-                if ContinuousClock.now >= deadline { throw .lockTimedOut(seconds: timeout) }
-                if isCancelled() { throw .keyring(.cancelled) }
-                usleep(pause)
-                pause = min(pause * 2, 20_000)
-            }
-        }
-        return try body()
-    }
-
-    private func openLockFiles() throws(IdentityError) -> [Int32] {
         var reasons: [String] = []
-        var descriptors: [Int32] = []
-        for directory in directories {
+        var locked = 0
+        func lock(from index: Int) throws(IdentityError) -> T {
+            guard index < directories.count else {
+                if locked == 0 { throw .lockUnavailable(reason: reasons.isEmpty ? "no directory given" : reasons.joined(separator: "; ")) }
+                return try body()
+            }
+            let directory = directories[index]
             do {
                 try StateDirectories.makePrivateDirectory(directory)
             } catch {
                 reasons.append(error.reason)
-                continue
+                return try lock(from: index + 1)
             }
-            let fd = open(directory + "/" + fileName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if fd >= 0 { descriptors.append(fd) } else { reasons.append("\(directory): \(Errno.text(errno))") }
+            func withoutThisOne(_ failure: FlockFile.Failure) throws(IdentityError) -> T {
+                switch failure {
+                case .timedOut: throw .lockTimedOut(seconds: timeout)
+                case .cancelled: throw .keyring(.cancelled)
+                case .cannotLock(let reason): throw .lockUnavailable(reason: "flock: \(reason)")
+                case .cannotOpen(let reason):
+                    // Another directory may do.
+                    reasons.append(reason)
+                    return try lock(from: index + 1)
+                }
+            }
+            let path = directory + "/" + fileName
+            return try FlockFile.withLock(path: path, until: deadline, isCancelled: isCancelled, otherwise: withoutThisOne) {
+                () throws(IdentityError) -> T in
+                locked += 1
+                return try lock(from: index + 1)
+            }
         }
-        if descriptors.isEmpty {
-            throw .lockUnavailable(reason: reasons.isEmpty ? "no directory given" : reasons.joined(separator: "; "))
-        }
-        return descriptors
+        return try lock(from: 0)
     }
 }

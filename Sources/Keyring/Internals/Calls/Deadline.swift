@@ -2,6 +2,84 @@ internal import CLibSecret
 import Dispatch
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One public call's deadline, shared by every wait of that call: the in-process locks, the bus
+/// and file locks, each round trip and an unlock prompt. Made once, when the call starts, and
+/// handed down, so a call that waits on a lock and then talks to the service still ends within
+/// its one timeout.
+///
+/// Arithmetic saturates: a timeout beyond `longest` (`.seconds(Int64.max)`, say) waits a century,
+/// never traps. A `.timedOut` always reports the caller's whole timeout, not what was left of it.
+package struct CallDeadline: Sendable {
+    /// When the call must end.
+    package let instant: ContinuousClock.Instant
+    /// The caller's whole timeout in seconds: what `KeyringError.timedOut` reports.
+    package let reportedSeconds: Double
+
+    /// The longest wait a deadline allows: a century, beyond any real call, and small enough that
+    /// the clock's and GLib's arithmetic on it never overflows.
+    package static let longest: Duration = .seconds(3_155_760_000)
+
+    /// A deadline `timeout` from `start` (now by default).
+    /// - Parameters:
+    ///   - timeout: the caller's timeout; zero or negative has passed at once, a huge one saturates.
+    ///   - start: when the call started.
+    package init(timeout: Duration, from start: ContinuousClock.Instant = .now) {
+        reportedSeconds = timeout / .seconds(1)  // Double division: no overflow for any Duration
+        instant = start + min(max(timeout, .zero), Self.longest)
+    }
+
+    /// The time left, never negative.
+    package var remaining: Duration { max(.zero, ContinuousClock.now.duration(to: instant)) }
+
+    /// True once the deadline passed.
+    package var hasPassed: Bool { ContinuousClock.now >= instant }
+
+    /// Milliseconds left, for GDBus timeouts: at least 1 (0 or -1 mean GDBus's default there),
+    /// at most `Int32.max` (24 days; a longer call is bounded by the deadline's timer instead).
+    package var remainingMilliseconds: Int32 {
+        let left = remaining.components  // at most `longest`: no overflow below
+        return Int32(clamping: max(1, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
+    }
+
+    /// The error a call that ran out of time throws.
+    package var timedOut: KeyringError { .timedOut(seconds: reportedSeconds) }
+
+    /// Sleeps for `pause`, or until the deadline when that comes first.
+    package func sleep(upTo pause: Duration) {
+        let left = min(pause, remaining).components
+        let microseconds = left.seconds * 1_000_000 + left.attoseconds / 1_000_000_000_000
+        if microseconds > 0 { usleep(UInt32(clamping: microseconds)) }
+    }
+
+    /// How a `poll` ended.
+    package enum PollOutcome {
+        case done, timedOut, cancelled
+    }
+
+    /// Calls `attempt` until it returns true, pausing between tries (1 ms, doubling up to 20 ms)
+    /// and never past the deadline: the one retry loop of every nonblocking lock (flock, the bus
+    /// name).
+    /// - Parameters:
+    ///   - isCancelled: checked between tries.
+    ///   - attempt: one try; true when done.
+    /// - Returns: `.done`, or `.timedOut`/`.cancelled` when the deadline passed or `isCancelled` said so first.
+    /// - Throws: what `attempt` throws.
+    package func poll<E: Error>(isCancelled: () -> Bool, _ attempt: () throws(E) -> Bool) throws(E) -> PollOutcome {
+        var pause: Duration = .milliseconds(1)
+        while try !attempt() {
+            if isCancelled() { return .cancelled }
+            if hasPassed { return .timedOut }
+            sleep(upTo: pause)
+            pause = min(pause * 2, .milliseconds(20))
+        }
+        return .done
+    }
+}
+
 /// Cancels the GCancellable in `data` when the one it is connected to is cancelled.
 private let cancelLinked: GCallback = unsafeBitCast(
     { (_: UnsafeMutablePointer<GCancellable>?, data: gpointer?) in
@@ -11,21 +89,20 @@ private let cancelLinked: GCallback = unsafeBitCast(
 /// The scaffolding every keyring operation shares: one GCancellable that a timer cancels at the
 /// deadline, linked to the caller's `OperationCancellation`, and a timeout reported as such.
 enum Deadline {
-    /// Seconds in `duration`, for `KeyringError.timedOut`.
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    /// Whether a call with `cancellation` (or, without one, this thread's `OperationCancellation`
+    /// token) was cancelled: for the waits a call makes before `run` gives it its cancellable.
+    static func isCancelled(_ cancellation: Cancellation?) -> Bool {
+        (cancellation ?? OperationCancellation.current)?.isCancelled ?? false
     }
 
     /// Runs `body` with a cancellable that is cancelled at `deadline`, by `cancellation`, or
     /// (without one) by the enclosing `OperationCancellation.run` token. A cancellation caused
-    /// by the deadline, and any `.timedOut`, is thrown as `.timedOut(seconds: seconds)`: the
-    /// caller's whole timeout, not what was left of it.
+    /// by the deadline, and any `.timedOut`, is thrown as `deadline.timedOut`: the caller's
+    /// whole timeout, not what was left of it.
     static func run<T>(
-        until deadline: ContinuousClock.Instant, reportingSeconds seconds: Double, cancellation: Cancellation? = nil,
-        _ body: (Cancellation) throws(KeyringError) -> T
+        until deadline: CallDeadline, cancellation: Cancellation? = nil, _ body: (Cancellation) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
-        let left = ContinuousClock.now.duration(to: deadline)
-        if left <= .zero { throw .timedOut(seconds: seconds) }
+        if deadline.hasPassed { throw deadline.timedOut }
         // A caller's own cancellation, else one for this call alone, linked to the token of an
         // enclosing OperationCancellation.run (cancelling that token cancels this call; this
         // call's timeout does not cancel the token).
@@ -39,14 +116,17 @@ enum Deadline {
                 timedOut.store(true, ordering: .sequentiallyConsistent)
                 cancellation.cancel()
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(left), execute: timer)
+            let left = deadline.remaining.components  // at most CallDeadline.longest
+            DispatchQueue.global().asyncAfter(
+                deadline: .now() + .nanoseconds(Int(left.seconds) * 1_000_000_000 + Int(left.attoseconds / 1_000_000_000)),
+                execute: timer)
             defer { timer.cancel() }
             do throws(KeyringError) {
                 return try body(cancellation)
             } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
-                throw .timedOut(seconds: seconds)
+                throw deadline.timedOut
             } catch .timedOut {
-                throw .timedOut(seconds: seconds)
+                throw deadline.timedOut
             }
         }
     }

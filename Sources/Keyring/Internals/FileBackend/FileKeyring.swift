@@ -83,9 +83,9 @@ struct FileKeyring: ~Copyable {
         timeout: Duration, cancellation: Cancellation? = nil, exclusive: Bool,
         _ body: (borrowing FileKeyring) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = CallDeadline(timeout: timeout)
         let path = Self.path
-        return try Deadline.run(until: deadline, reportingSeconds: Deadline.seconds(timeout), cancellation: cancellation) {
+        return try Deadline.run(until: deadline, cancellation: cancellation) {
             cancellation throws(KeyringError) -> T in
             func operate() throws(KeyringError) -> T {
                 let (backend, original) = try open(path: path, cancellable: cancellation.pointer)
@@ -96,7 +96,11 @@ struct FileKeyring: ~Copyable {
                 try keyring.writeChange()
                 return result
             }
-            if exclusive { return try FileLock.with(keyringPath: path, until: deadline) { () throws(KeyringError) in try operate() } }
+            if exclusive {
+                return try FileKeyringLock.with(keyringPath: path, until: deadline, isCancelled: { cancellation.isCancelled }) {
+                    () throws(KeyringError) in try operate()
+                }
+            }
             return try operate()
         }
     }

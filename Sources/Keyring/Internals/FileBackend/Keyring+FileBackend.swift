@@ -41,7 +41,8 @@ extension Keyring {
     }
 
     func fileWithCreationLock<T>(_ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
-        try FileLock.with(keyringPath: FileKeyring.path, until: ContinuousClock.now + timeout, body)
+        try FileKeyringLock.with(
+            keyringPath: FileKeyring.path, until: CallDeadline(timeout: timeout), isCancelled: { Deadline.isCancelled(nil) }, body)
     }
 
     func fileDelete(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Int {

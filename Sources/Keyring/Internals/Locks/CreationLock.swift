@@ -11,37 +11,21 @@ import Glibc
 /// It is a well-known name on the session bus, owned with `RequestName(DO_NOT_QUEUE)`: every
 /// client of the keyring shares that bus, whatever its file system view, and the bus releases
 /// the name when its owner dies. Where the bus refuses the name (a filtering proxy), the per-user
-/// `flock` in `$XDG_RUNTIME_DIR` stands in. In-process exclusion comes from the service gate,
-/// which `ServiceCall.run` holds throughout.
+/// `flock` in `$XDG_RUNTIME_DIR` stands in (`CreationFallbackLock`). In-process exclusion comes
+/// from `ProcessCreationLock`, which every creation takes before its service call.
 /// The in-process half of the creation lock: one thread at a time, re-entrant for that thread
 /// (a `Keyring.withCreationLock` body may call `insertIfAbsent`). Always taken before the service
-/// gate, never while holding it, so the two cannot deadlock.
+/// gate, never while holding it; and both are waited on only until the call's deadline.
 enum ProcessCreationLock {
-    private final class Storage: @unchecked Sendable {
-        // A recursive pthread mutex: pthread mutexes are thread-safe, and this one is never moved.
-        let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
-            let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-            var attributes = pthread_mutexattr_t()
-            pthread_mutexattr_init(&attributes)
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
-            pthread_mutex_init(mutex, &attributes)
-            pthread_mutexattr_destroy(&attributes)
-            return mutex
-        }()
-    }
-    private static let storage = Storage()
+    private static let lock = CallLock()
 
-    static func with<T>(until deadline: ContinuousClock.Instant, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
-        let left = ContinuousClock.now.duration(to: deadline)
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let nanoseconds = Int(now.tv_nsec) + Int(max(0, left.components.attoseconds / 1_000_000_000))
-        var until = timespec(
-            tv_sec: now.tv_sec + Int(max(0, left.components.seconds)) + nanoseconds / 1_000_000_000,
-            tv_nsec: nanoseconds % 1_000_000_000)
-        guard pthread_mutex_timedlock(storage.mutex, &until) == 0 else { throw .timedOut(seconds: 0) }
-        defer { pthread_mutex_unlock(storage.mutex) }
-        return try body()
+    /// Runs `body` holding the lock, waiting for it until `deadline`: the call's own deadline,
+    /// which its service call shares, so a write that waited here still ends within its timeout.
+    /// - Throws: `deadline.timedOut`, `.cancelled`, or what `body` throws.
+    static func with<T>(
+        _ deadline: CallDeadline, cancellation: Cancellation?, _ body: () throws(KeyringError) -> T
+    ) throws(KeyringError) -> T {
+        try lock.with(deadline, cancellation: cancellation, body)
     }
 }
 
@@ -64,7 +48,9 @@ extension ServiceCall {
         case .alreadyOwned:
             return try body(true)
         case .refused:
-            return try CreateLock.withLock(until: deadline) { () throws(KeyringError) -> T in try body(false) }
+            let pointer = cancellable
+            let isCancelled = { g_cancellable_is_cancelled(pointer) != 0 }
+            return try CreationFallbackLock.with(callDeadline, isCancelled: isCancelled) { () throws(KeyringError) -> T in try body(false) }
         }
     }
 
@@ -84,7 +70,7 @@ extension ServiceCall {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else {
             throw .noSessionBus(detail: "the connection was closed")
         }
-        var pause: UInt32 = 1000
+        var pause: Duration = .milliseconds(1)
         while true {
             var error: UnsafeMutablePointer<GError>? = nil
             let reply = g_dbus_connection_call_sync(
@@ -104,9 +90,9 @@ extension ServiceCall {
             default: break  // EXISTS: another process is creating
             }
             if g_cancellable_is_cancelled(cancellable) != 0 { throw .cancelled }
-            if ContinuousClock.now >= deadline { throw .timedOut(seconds: 0) }
-            usleep(pause)
-            pause = min(pause * 2, 20_000)
+            if callDeadline.hasPassed { throw callDeadline.timedOut }
+            callDeadline.sleep(upTo: pause)
+            pause = min(pause * 2, .milliseconds(20))
         }
     }
 

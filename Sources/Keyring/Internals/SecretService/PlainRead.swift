@@ -40,10 +40,10 @@ enum PlainRead {
 
     /// Every match, oldest first (by path when without properties), or nil for the full path.
     static func read(
-        _ attributes: [String: String], withProperties: Bool, until deadline: ContinuousClock.Instant, reportingSeconds seconds: Double
+        _ attributes: [String: String], withProperties: Bool, until deadline: CallDeadline
     ) throws(KeyringError) -> [Match]? {
         if BusEnvironment.problem() != nil { return nil }
-        return try Deadline.run(until: deadline, reportingSeconds: seconds) {
+        return try Deadline.run(until: deadline) {
             cancellation throws(KeyringError) -> [Match]? in
             var error: UnsafeMutablePointer<GError>? = nil
             guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellation.pointer, &error) else {
@@ -67,7 +67,7 @@ enum PlainRead {
 
     private static func read(
         _ attributes: [String: String], withProperties: Bool, on connection: OpaquePointer, cancellation: Cancellation,
-        deadline: ContinuousClock.Instant
+        deadline: CallDeadline
     ) throws(KeyringError) -> [Match]? {
         let address = UInt(bitPattern: Int(bitPattern: connection))
         let known = held.withLock { $0.connection == address ? $0.session : nil }
@@ -183,15 +183,13 @@ enum PlainRead {
         /// Starts the calls with `start` (given the call slots and each call's timeout), then
         /// waits for all of them on the thread-default main context.
         init(
-            count: Int, deadline: ContinuousClock.Instant,
+            count: Int, deadline: CallDeadline,
             start: (UnsafeMutablePointer<KRCall>, Int32) -> Void
         ) throws(KeyringError) {
             self.count = count
             calls = .allocate(capacity: count)
             calls.initialize(repeating: KRCall(), count: count)
-            let left = ContinuousClock.now.duration(to: deadline)
-            let milliseconds = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-            start(calls, milliseconds)
+            start(calls, deadline.remainingMilliseconds)
             kr_calls_wait(g_main_context_get_thread_default(), calls, Int32(count))
             for index in 0..<count {
                 if let error = calls[index].error { try throwIfStopping(error) }

@@ -15,33 +15,28 @@ final class Cancellation: @unchecked Sendable {
 }
 
 /// Serializes libsecret use in this process. libsecret shares one SecretService and one
-/// encrypted session per process; concurrent first calls would race to open it.
-private let serviceGate = Mutex<Void>(())
+/// encrypted session per process; concurrent first calls would race to open it. Waited on only
+/// until the waiting call's deadline, and released while a call waits on an unlock prompt.
+private let serviceGate = CallLock()
+
+/// One unlock prompt at a time in this process: a second call that meets the locked keyring
+/// waits for the first one's prompt (within its own deadline), then finds it unlocked or asks again.
+private let promptGate = CallLock()
 
 /// One public operation: a deadline, an optional caller cancellation, and the shared service.
 struct ServiceCall: ~Copyable {
     let cancellable: UnsafeMutablePointer<GCancellable>
     let service: UnsafeMutablePointer<SecretService>
-    /// When the whole public operation must end; every D-Bus call gets the time left until then.
-    let deadline: ContinuousClock.Instant
+    /// When the whole public operation must end; every D-Bus call and wait gets the time left until then.
+    let callDeadline: CallDeadline
+
+    /// The deadline's instant.
+    var deadline: ContinuousClock.Instant { callDeadline.instant }
 
     /// Milliseconds left until the deadline, for GDBus timeouts (at least 1: 0 or -1 mean "default").
-    var remainingMilliseconds: Int32 {
-        let left = ContinuousClock.now.duration(to: deadline)
-        let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
-        return Int32(clamping: max(1, milliseconds))
-    }
+    var remainingMilliseconds: Int32 { callDeadline.remainingMilliseconds }
 
-    /// Runs `body` against the process's Secret Service, within `timeout`.
-    ///
-    /// A stale connection (the daemon restarted, so the cached session is gone) is dropped and
-    /// the operation retried once on a fresh one, within the same deadline: `timeout` bounds the
-    /// whole operation, retry included.
-    ///
-    /// Under `unlock: .prompt`, a `body` that throws `.locked` (whichever check found the lock)
-    /// has the default collection unlocked, through the service's prompt, and runs once more,
-    /// within the same deadline. Operations throw `.locked` before they change anything, so
-    /// running one again is safe.
+    /// Runs `body` against the process's Secret Service, within `timeout` from now.
     @discardableResult
     static func run<T>(
         timeout: Duration,
@@ -49,45 +44,65 @@ struct ServiceCall: ~Copyable {
         unlock: UnlockPolicy = .never,
         _ body: (borrowing ServiceCall) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
-        let seconds = Deadline.seconds(timeout)
-        let deadline = ContinuousClock.now + timeout
+        try run(deadline: CallDeadline(timeout: timeout), cancellation: cancellation, unlock: unlock, body)
+    }
+
+    /// Runs `body` against the process's Secret Service, by `deadline`: the public call's one
+    /// deadline, which its other waits (the in-process creation lock) share.
+    ///
+    /// The service gate is waited on until the deadline too, so a call on a hung daemon, or one
+    /// waiting on an unlock prompt, holds up other threads' calls at most until their own
+    /// deadlines; and the gate is released for the prompt wait, which touches no libsecret state.
+    ///
+    /// A stale connection (the daemon restarted, so the cached session is gone) is dropped and
+    /// the operation retried once on a fresh one, within the same deadline: it bounds the whole
+    /// operation, retry included.
+    ///
+    /// Under `unlock: .prompt`, a `body` that throws `.locked` (whichever check found the lock)
+    /// has the default collection unlocked, through the service's prompt, and runs once more,
+    /// within the same deadline. Operations throw `.locked` before they change anything, so
+    /// running one again is safe.
+    @discardableResult
+    static func run<T>(
+        deadline: CallDeadline,
+        cancellation: Cancellation? = nil,
+        unlock: UnlockPolicy = .never,
+        _ body: (borrowing ServiceCall) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T {
         func attempt() throws(KeyringError) -> T {
-            try Deadline.run(until: deadline, reportingSeconds: seconds, cancellation: cancellation) {
-                cancellation throws(KeyringError) -> T in
-                let service = try connect(cancellation.pointer)
+            try Deadline.run(until: deadline, cancellation: cancellation) { callCancellation throws(KeyringError) -> T in
+                let service = try connect(callCancellation.pointer)
                 defer { g_object_unref(service) }
-                let call = ServiceCall(cancellable: cancellation.pointer, service: service, deadline: deadline)
+                let call = ServiceCall(cancellable: callCancellation.pointer, service: service, callDeadline: deadline)
                 try call.checkSession()
                 do throws(KeyringError) {
                     return try body(call)
                 } catch .locked(let itemExists, .notAsked) where unlock == .prompt {
-                    try call.unlockDefaultCollection(itemExists: itemExists)
+                    // The user may take the whole timeout: let other threads' calls through meanwhile.
+                    try serviceGate.without(deadline, cancellation: callCancellation) { () throws(KeyringError) in
+                        try promptGate.with(deadline, cancellation: callCancellation) { () throws(KeyringError) in
+                            try call.unlockDefaultCollection(itemExists: itemExists)
+                        }
+                    }
                     return try body(call)
                 }
             }
         }
-        var outcome: Result<T, KeyringError>!
-        serviceGate.withLock { _ in
+        return try serviceGate.with(deadline, cancellation: cancellation) { () throws(KeyringError) -> T in
             var staleRetried = false
             var keyRetries = 0
             while true {
                 do throws(KeyringError) {
-                    outcome = .success(try attempt())
+                    return try attempt()
                 } catch let error where !staleRetried && isStaleConnection(error) {
                     staleRetried = true
                     disconnect()
-                    continue
                 } catch let error where keyRetries < maximumKeyRetries && isRejectedSessionKey(error) {
                     keyRetries += 1
                     disconnect()
-                    continue
-                } catch {
-                    outcome = .failure(error)
                 }
-                return
             }
         }
-        return try outcome.get()
     }
 
     private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) -> UnsafeMutablePointer<

@@ -1,0 +1,66 @@
+// The first-run lock (one flock helper, Keyring's FlockFile) against the real gnome-keyring:
+// re-entrant on one thread, still exclusive between threads, and fine with huge timeouts.
+import Foundation
+import Keyring
+import Synchronization
+import Testing
+@testable import DeviceIdentity
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("First-run lock", .serialized)
+struct FirstRunLockTests {
+    /// Issue 20, item 8: a resolver run nested in another one's first run, on the same scope and
+    /// lock directory (two resolvers sharing a backup directory), used to wait on its own lock
+    /// until the timeout.
+    @Test("a first run nested in another on the same scope and directory does not block on itself")
+    func nestedFirstRunDoesNotBlock() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let inner = try fixture.resolver(keyring: Keyring(timeout: .seconds(3)))
+        let outer = try fixture.resolver(
+            policy: .custom(name: "inner resolver") { try inner.identifier() }, keyring: Keyring(timeout: .seconds(3)))
+        let start = ContinuousClock.now
+        let value = try outer.identifier()
+        #expect(start.duration(to: .now) < .seconds(2.5))
+        #expect(isUUIDv4(value))
+        #expect(try inner.identifier() == value)
+        #expect(try fixture.keyringValue() == value)
+    }
+
+    @Test("another thread's first run on the same scope still waits for the lock, and reports its own timeout")
+    func otherThreadsStillExclude() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let inside = DispatchSemaphore(value: 0)
+        let slow = try fixture.resolver(
+            policy: .custom(name: "slow") {
+                inside.signal()
+                usleep(2_500_000)
+                return UUID().uuidString.lowercased()
+            }, keyring: Keyring(timeout: .seconds(10)))
+        let first = Mutex<Result<String, IdentityError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let result = Result { () throws(IdentityError) -> String in try slow.identifier() }
+            first.withLock { $0 = result }
+            done.signal()
+        }
+        inside.wait()
+        let other = try fixture.resolver(keyring: Keyring(timeout: .milliseconds(800)))
+        #expect(identityError { try other.identifier() } == .lockTimedOut(seconds: 0.8))
+        done.wait()
+        let value = try #require(try first.withLock { $0 }?.get())
+        #expect(try fixture.resolver().identifier() == value)
+    }
+
+    @Test("a resolver with a huge timeout resolves")
+    func hugeTimeout() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let value = try fixture.resolver(keyring: Keyring(timeout: .seconds(Int64.max))).identifier()
+        #expect(try fixture.resolver(keyring: Keyring(timeout: .seconds(Int64.max) * 8)).refresh().value == value)
+    }
+}

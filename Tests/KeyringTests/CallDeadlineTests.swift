@@ -1,0 +1,223 @@
+import Foundation
+import Keyring
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One deadline per call (issue 20, item 5): every wait of a call (the in-process service gate,
+/// the in-process creation lock, each round trip, a prompt) ends at that call's deadline, whatever
+/// other threads do; `.timedOut` carries the caller's timeout; huge timeouts saturate.
+///
+/// The hung keyring is a real daemon stopped with SIGSTOP: it keeps its bus name and never
+/// answers. That works on every provider (gnome-keyring, kwalletd6, KeePassXC), so these run on
+/// all three. Bounds are generous: they tell "about the timeout" from "twice it" on a noisy machine.
+@Suite("One deadline per call", .serialized)
+struct CallDeadlineTests {
+    /// Runs `body` on its own thread; the result is read with `join`.
+    final class Worker<T: Sendable>: @unchecked Sendable {
+        // `result` is written once by the worker thread before `done` is signalled, and read only after.
+        private var result: Result<T, any Error>?
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ body: @escaping @Sendable () throws -> T) {
+            Thread.detachNewThread { [self] in
+                result = Result { try body() }
+                done.signal()
+            }
+        }
+
+        func join() -> Result<T, any Error> {
+            done.wait()
+            return result!
+        }
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        start.duration(to: .now) / .seconds(1)
+    }
+
+    @Test("with the daemon hung, a 1 s read on one thread ends in about 1 s while a 6 s read on another waits")
+    func shortCallIsNotHeldUpByLongCall() throws {
+        try requireTestKeyring()
+        let id = uniqueID("deadline-threads")
+        try Keyring.default.store(Data("v".utf8), attributes: ["service": id], label: "l")  // connected, session open
+        defer { _ = try? Keyring.default.delete(["service": id]) }
+
+        let pid = try TimeoutCancellationTests.stopDaemon()
+        var continued = false
+        defer { if !continued { kill(pid, SIGCONT) } }
+
+        let long = Worker { try Keyring(timeout: .seconds(6)).lookup(["service": id]) }
+        usleep(300_000)  // let the long call take the service gate; not an assertion
+        let start = ContinuousClock.now
+        let error = keyringError { try Keyring(timeout: .seconds(1)).lookup(["service": id]) }
+        let elapsed = Self.seconds(since: start)
+        #expect(error == .timedOut(seconds: 1), "\(String(describing: error))")
+        #expect(elapsed < 3, "the 1 s call took \(elapsed) s")
+
+        kill(pid, SIGCONT)
+        continued = true
+        _ = long.join()
+        #expect(try Keyring.default.lookup(["service": id]) == Data("v".utf8))
+    }
+
+    @Test("a write that waits for another thread's creation lock ends within its own timeout, not twice it")
+    func creationLockWaitSharesTheDeadline() throws {
+        try requireTestKeyring()
+        let id = uniqueID("deadline-create")
+        let attributes = ["service": id]
+        defer { _ = try? Keyring.default.delete(attributes) }
+        _ = try Keyring.default.search(attributes)  // connected, session open
+
+        let held = DispatchSemaphore(value: 0)
+        let holder = Worker {
+            try Keyring(timeout: .seconds(20)).withCreationLock(for: attributes) { () throws(KeyringError) in
+                held.signal()
+                usleep(3_900_000)
+            }
+        }
+        held.wait()
+        let pid = try TimeoutCancellationTests.stopDaemon()
+        var continued = false
+        defer { if !continued { kill(pid, SIGCONT) } }
+
+        // The lock is free after 3.9 s; a write that then had its whole 4 s again for the hung
+        // service would take about 8 s.
+        let start = ContinuousClock.now
+        let error = keyringError { try Keyring(timeout: .seconds(4)).store(Data("w".utf8), attributes: attributes, label: "l") }
+        let elapsed = Self.seconds(since: start)
+        #expect(error == .timedOut(seconds: 4), "\(String(describing: error))")
+        #expect(elapsed < 6.5, "the 4 s write took \(elapsed) s")
+
+        kill(pid, SIGCONT)
+        continued = true
+        _ = holder.join()
+        #expect(try Keyring.default.search(attributes).isEmpty)
+    }
+
+    @Test("a timeout waiting for the in-process creation lock reports the caller's timeout, never 0")
+    func creationLockTimeoutReportsTheTimeout() throws {
+        try requireTestKeyring()
+        let id = uniqueID("deadline-zero")
+        let attributes = ["service": id]
+        defer { _ = try? Keyring.default.delete(attributes) }
+        let held = DispatchSemaphore(value: 0)
+        let holder = Worker {
+            try Keyring(timeout: .seconds(20)).withCreationLock(for: attributes) { () throws(KeyringError) in
+                held.signal()
+                usleep(3_000_000)
+            }
+        }
+        held.wait()
+        let keyring = Keyring(timeout: .milliseconds(700))
+        let store = try SecretStore(identifier: id + ".store", keyring: keyring)
+        #expect(keyringError { try keyring.store(Data("w".utf8), attributes: attributes, label: "l") } == .timedOut(seconds: 0.7))
+        #expect(keyringError { try keyring.insertIfAbsent(Data("w".utf8), attributes: attributes, label: "l") } == .timedOut(seconds: 0.7))
+        #expect(keyringError { try keyring.withCreationLock(for: attributes) {} } == .timedOut(seconds: 0.7))
+        #expect(keyringError { try store.setObject("w", forKey: .valueData) } == .timedOut(seconds: 0.7))
+        _ = holder.join()
+        #expect(try Keyring.default.search(attributes).isEmpty)
+        try store.setObject("after", forKey: .valueData)
+        #expect(try store.object(forKey: .valueData) == "after")
+        try store.reset()
+    }
+
+    /// Every lock path reports the caller's timeout; the paths that cannot be driven here (the
+    /// `$XDG_RUNTIME_DIR` fallback of a refused creation lock name) are held to it by reading.
+    @Test("no source throws a timeout of 0 s")
+    func noZeroTimeoutInSources() throws {
+        let sources = repoRoot.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(atPath: sources.path)).compactMap { $0 as? String }
+        #expect(files.contains { $0.hasSuffix("ServiceCall.swift") })
+        for file in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            #expect(!text.contains("timedOut(seconds: 0)"), "\(file) reports a 0 s timeout")
+        }
+    }
+
+    /// `Keyring(timeout: .seconds(Int64.max))` used to trap on its first call (overflow in the
+    /// milliseconds GDBus gets); beyond Int64 seconds, `Duration.components` itself traps.
+    @Test(
+        "huge timeouts saturate instead of trapping",
+        arguments: [
+            Duration.seconds(Int64.max),
+            Duration(secondsComponent: Int64.max, attosecondsComponent: 999_999_999_999_999_999),
+            Duration.seconds(Int64.max) * 8,
+        ])
+    func hugeTimeoutsWork(timeout: Duration) throws {
+        try requireTestKeyring()
+        let id = uniqueID("deadline-huge")
+        let attributes = ["service": id]
+        let keyring = Keyring(timeout: timeout)
+        defer { _ = try? Keyring.default.delete(attributes) }
+        try keyring.store(Data("v".utf8), attributes: attributes, label: "l")
+        #expect(try keyring.lookup(attributes) == Data("v".utf8))
+        #expect(try keyring.search(attributes).count == 1)
+        #expect(try keyring.firstItem(attributes)?.secret == Data("v".utf8))
+        #expect(try keyring.readAll(attributes).count == 1)
+        #expect(try keyring.insertIfAbsent(Data("w".utf8), attributes: attributes, label: "l") != .inserted)
+        try keyring.withCreationLock(for: attributes) {}
+        #expect(keyring.status().problem == nil)
+        let store = try SecretStore(identifier: id + ".store", keyring: keyring)
+        try store.setObject("s", forKey: .valueData)
+        #expect(try store.object(forKey: .valueData) == "s")
+        try store.reset()
+        #expect(try keyring.delete(attributes) == 1)
+    }
+
+    @Test("an async call with a huge timeout works, and cancelling it on a hung daemon still ends it")
+    func hugeTimeoutAsyncCancels() async throws {
+        try requireTestKeyring()
+        let id = uniqueID("deadline-huge-async")
+        let keyring = Keyring(timeout: .seconds(Int64.max))
+        try await keyring.store(Data("v".utf8), attributes: ["service": id], label: "l")
+        defer { _ = try? Keyring.default.delete(["service": id]) }
+        #expect(try await keyring.lookup(["service": id]) == Data("v".utf8))
+
+        let pid = try TimeoutCancellationTests.stopDaemon()
+        var continued = false
+        defer { if !continued { kill(pid, SIGCONT) } }
+        let lookup = Task { try await keyring.lookup(["service": id]) }
+        try? await Task.sleep(for: .milliseconds(300))  // let the call start; not an assertion
+        lookup.cancel()
+        let error = await keyringError { try await lookup.value }
+        #expect(error == .cancelled, "\(String(describing: error))")
+        kill(pid, SIGCONT)
+        continued = true
+    }
+}
+
+/// While one thread waits on an unlock prompt, other threads' calls go on: the service gate is
+/// not held during the prompt wait. gnome-keyring only: its prompts go to gcr's mock prompter.
+@Suite("One deadline per call: prompts", .enabled(if: testProvider == "gnome-keyring", mockPrompterNote))
+struct CallDeadlinePromptTests {
+    @Test("a prompt left open on one thread does not stall another thread's call")
+    func openPromptDoesNotStallOtherThreads() throws {
+        try requireTestKeyring()
+        try withMockPrompter {
+            let id = uniqueID("deadline-prompt")
+            try Keyring.default.store(Data("v".utf8), attributes: ["service": id], label: "l")
+            try lockKeyring()
+            try promptAnswer("hang")
+            let prompting = CallDeadlineTests.Worker { try Keyring(timeout: .seconds(6)).lookup(["service": id]) }
+            // Once the mock holds the prompt (its queued answer is taken), the prompting call waits.
+            let wait = ContinuousClock.now
+            while try promptStatus().expecting, CallDeadlineTests.seconds(since: wait) < 5 { usleep(20_000) }
+
+            let start = ContinuousClock.now
+            let items = try Keyring(timeout: .seconds(4), unlock: .never).search(["service": id])
+            let elapsed = CallDeadlineTests.seconds(since: start)
+            #expect(items.count == 1 && items[0].isLocked)
+            #expect(elapsed < 2, "the search took \(elapsed) s while another thread's prompt was open")
+            let error = keyringError { try Keyring(timeout: .seconds(4), unlock: .never).lookup(["service": id]) }
+            #expect(error == .locked(itemExists: true))
+            #expect(CallDeadlineTests.seconds(since: start) < 3.5)
+
+            let outcome = prompting.join()
+            #expect(throws: KeyringError.locked(itemExists: true, unlock: .unanswered)) { try outcome.get() }
+        }
+    }
+}
