@@ -68,6 +68,32 @@ struct MigrationLockedTests {
         }
     }
 
+    @Test(
+        "KeePassXC, two databases: the legacy item's one locked, the other active and unlocked: locked, never absent",
+        .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
+    func secondDatabaseHidesLegacyItem() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let legacy = ["service": "legacy.\(fixture.appID)", "username": "udid"]
+        try storeLegacyItem(legacy, value: "legacy-in-the-first-database")
+        defer { _ = try? Keyring.default.delete(legacy) }
+        try keyringCtl("second-db")
+        defer { try? keyringCtl("restart") }  // a restart opens only the first database, unlocked
+        let lock = try run(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, ["lock", "keyring"])
+        try #require(lock.status == 0, "keyring-ctl lock keyring failed: \(lock.stderr)")
+        #expect(Keyring.default.status().isLocked == false, "the default alias follows the unlocked second database")
+        guard case .locked = lockedRead(.keyringItem(legacy)) else {
+            Issue.record("the hidden legacy item must read as locked")
+            return
+        }
+        let resolver = try fixture.resolver(migrations: [.keyringItem(legacy)], keyring: Keyring(timeout: .seconds(5), unlock: .never))
+        guard case .keyring(.locked) = identityError({ try resolver.resolve() }) else {
+            Issue.record("resolve must fail as locked")
+            return
+        }
+        #expect(!FileManager.default.fileExists(atPath: fixture.backupPath), "no backup may hold a new identifier")
+    }
+
     @Test("a resolver without a keyring never reads a keyring source from Keyring.default (outside its budget)")
     func noKeyringNoDefaultKeyring() throws {
         try requireTestKeyring()
