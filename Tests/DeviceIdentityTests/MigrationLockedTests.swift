@@ -1,6 +1,6 @@
-// Issue 20, item 8: the `.keyringItem` migration source proves a miss as every read does (a miss
-// while a collection is locked is "locked": KeePassXC hides a locked database's items), and it
-// reads only the resolver's keyring, within the resolver's budget, never `Keyring.default`.
+// Issue 20, item 8: the `.keyringItem` migration source proves a miss as every read does: a miss
+// while a collection is locked is "locked" (KeePassXC hides a locked database's items), so no new
+// identifier is made instead of migrating. (Reading only the resolver's keyring: EdgeMigrationTests.)
 // Runs against the real provider under scripts/with-keyring, with-kwallet or with-keepassxc.
 import Foundation
 import Keyring
@@ -92,24 +92,5 @@ struct MigrationLockedTests {
             return
         }
         #expect(!FileManager.default.fileExists(atPath: fixture.backupPath), "no backup may hold a new identifier")
-    }
-
-    @Test("a resolver without a keyring never reads a keyring source from Keyring.default (outside its budget)")
-    func noKeyringNoDefaultKeyring() throws {
-        try requireTestKeyring()
-        let fixture = try Fixture()
-        let legacy = ["service": "legacy.\(fixture.appID)", "username": "udid"]
-        try storeLegacyItem(legacy, value: "legacy-in-the-default-keyring")
-        defer { _ = try? Keyring.default.delete(legacy) }
-        for source in [MigrationSource.keyringItem(legacy), .secretStore(identifier: "legacy.\(fixture.appID)")] {
-            let error = identityError { try fixture.resolver(migrations: [source], keyring: nil).resolve() }
-            guard case .migrationSourceUnreadable(let described, let reason) = error else {
-                Issue.record("\(source): expected migrationSourceUnreadable, got \(String(describing: error))")
-                continue
-            }
-            #expect(described == source.description)
-            #expect(reason.contains("no keyring"), "\(reason)")
-        }
-        #expect(!FileManager.default.fileExists(atPath: fixture.backupPath), "nothing was made")
     }
 }
