@@ -10,13 +10,25 @@ The world: three scopes (two apps, and a vendor group two apps share) and three 
 Each step picks an operation: get (alone or in a concurrent burst), show, reset, migrate, lock,
 unlock, daemon kill (D-Bus activation brings it back locked), daemon restart, SIGSTOP with a short
 --timeout, deleting the identity item behind our back, planting a younger twin item, deleting or
-corrupting a backup, and SIGKILL of an in-flight get or reset.
+corrupting a backup, and SIGKILL of an in-flight get or reset. Apart from that schedule (from a
+generator of their own, so every seed's steps stay as they were; --without leaves them out), a
+step may also run:
+  slow_creator  another process holds a scope's creation lock (the bus name
+                io.keyringidentity.Create.h<hash>; with the file backend the keyring file's write
+                lock) for 1-4 s while gets with --timeout 1 or 2 run, and on a first run stores a
+                value of its own before releasing it, as a creator slow inside its creation does;
+  flood         a media player broadcasts 10,000-40,000 foreign PropertiesChanged signals in the
+                background while the next steps run (Tests/Chaos/busload.py, also the lock holder).
 
 The model gives each scope an epoch; a successful reset starts a new one. Invariants:
   1. within an epoch, every successful get/show/migrate of a scope prints the same bytes;
   2. at the end, with the keyring healthy, one identity item per scope, equal to the last value;
   3. no crash, no GLib critical, no call past its --timeout plus a margin;
   4. stderr never holds an identifier.
+While another process holds a first run's creation lock, a get either adopts the value the keyring
+ends up holding or fails (75) printing nothing: handing out an identifier of its own that the
+keyring's then replaces, or keeping a new one in the backup alone (the keyring was reachable), is a
+violation of invariant 1, which no exception below excuses.
 Where the design allows a change, the change is named, counted and listed (never hidden):
   killed-reset       a reset SIGKILLed mid-way may or may not have happened;
   pending-reset      a reset made without a bus reaches other environments once the state
@@ -846,6 +858,7 @@ class Chaos:
             for delay, env, timeout in plan:
                 time.sleep(max(0.0, began + delay - time.monotonic()))
                 argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(timeout)]
+                self.transcript.append(f"[{env}] idtool {' '.join(argv)} &   # {delay:.1f} s into the hold")
                 running.append((env, argv, timeout) + self.start(env, argv))
             time.sleep(max(0.0, began + hold - time.monotonic()))
             if stores:
@@ -1070,7 +1083,9 @@ class Chaos:
         violations = ", ".join(f"invariant {k}: {v}" for k, v in sorted(by_invariant.items())) or "0"
         exceptions = ", ".join(f"{k} {v}" for k, v in sorted(self.exceptions.items())) or "none"
         gets = self.counts.get("get", 0) + self.counts.get("burst", 0) + self.counts.get("stopped_daemon", 0)
-        return (f"chaos: {PROVIDER}, seed {self.args.seed}, {self.steps_run} steps ({gets} get steps, {self.counts.get('reset', 0)} resets); "
+        extras = ", ".join(f"{self.counts[name]} {name}" for name, _ in self.EXTRA_OPS if self.counts.get(name))
+        return (f"chaos: {PROVIDER}, seed {self.args.seed}, {self.steps_run} steps ({gets} get steps, {self.counts.get('reset', 0)} resets"
+                f"{', ' + extras if extras else ''}); "
                 f"violations {violations}; exceptions: {exceptions}")
 
 
