@@ -861,7 +861,11 @@ class Chaos:
                 self.transcript.append(f"[{env}] idtool {' '.join(argv)} &   # {delay:.1f} s into the hold")
                 running.append((env, argv, timeout) + self.start(env, argv))
             time.sleep(max(0.0, began + hold - time.monotonic()))
-            if stores:
+            # Nobody may create under another's lock; an item now means the lock did not hold (or
+            # this file computes its name unlike ServiceCall.lockName, which would blunt the op).
+            if first and self.healthy() and self.file_values(scope):
+                self.violate(f"{scope.kind} {scope.name}: an identity item was created while another process held its creation lock")
+            elif stores:
                 creator_value = self.creator_store(scope)
         finally:
             release()
