@@ -14,7 +14,10 @@ import Foundation
 /// Sources are consulted in order, and only when no store holds an identifier. A value is adopted
 /// byte for byte, except that a leading BOM and surrounding whitespace are trimmed. A value that
 /// is empty, not UTF-8, has control characters or is over 256 bytes is rejected, and the next
-/// source is tried.
+/// source is tried. A source that cannot answer is not absent: keyring sources are read from the
+/// resolver's own keyring, within its call's time, and a miss while any collection is locked
+/// (KeePassXC hides a locked database's items) fails the call as locked; a resolver without a
+/// keyring fails with `IdentityError.migrationSourceUnreadable` on them.
 public struct MigrationSource: Sendable, CustomStringConvertible {
     enum Kind: Sendable {
         case keyringItem([String: String])

@@ -721,7 +721,8 @@ class Chaos:
         self.lose_records(restored)
 
     def file_values(self, scope):
-        """Every identity item's value in the keyring file for `scope` (secret-tool, the right key)."""
+        """Every identity item's value for `scope`, per secret-tool in the desktop environment: the
+        keyring file (with its right key), or the Secret Service (the slow creator op uses it there)."""
         r = subprocess.run(["secret-tool", "search", "--all", "identity-scope", scope.kind, "identity-name", scope.name],
                            env=self.envs["desktop"], capture_output=True, text=True, timeout=30)
         return [line.split(" = ", 1)[1].strip() for line in (r.stdout + r.stderr).splitlines() if line.startswith("secret = ")]
