@@ -14,7 +14,10 @@ import Foundation
 /// Sources are consulted in order, and only when no store holds an identifier. A value is adopted
 /// byte for byte, except that a leading BOM and surrounding whitespace are trimmed. A value that
 /// is empty, not UTF-8, has control characters or is over 256 bytes is rejected, and the next
-/// source is tried.
+/// source is tried. A source that cannot answer is not absent: keyring sources are read from the
+/// resolver's own keyring, within its call's time, and a miss while any collection is locked
+/// (KeePassXC hides a locked database's items) fails the call as locked; a resolver without a
+/// keyring fails with `IdentityError.migrationSourceUnreadable` on them.
 public struct MigrationSource: Sendable, CustomStringConvertible {
     enum Kind: Sendable {
         case keyringItem([String: String])
@@ -86,14 +89,18 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     /// Reads the legacy value. Throws when the source cannot answer (which is not absence).
     /// A keyring source never matches an identifier item of this library: adopting another
     /// scope's identifier, or deleting it afterwards, would break that scope.
-    func read(keyring: Keyring) throws(IdentityError) -> Reading {
+    /// - Parameter keyring: the resolver's keyring, with the time left of its call as its timeout;
+    ///   nil when the resolver has none, and then a keyring source cannot be read.
+    func read(keyring: Keyring?) throws(IdentityError) -> Reading {
         let bytes: Data?
         var item: KeyringItem?
         switch kind {
         case .keyringItem(let attributes):
+            guard let keyring else { throw noKeyring }
             do throws(KeyringError) {
-                let items = try keyring.search(attributes).filter { $0.attributes["identity-scope"] == nil }
-                if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+                // A miss while any collection is locked is "locked": KeePassXC hides a locked
+                // database's items, so the legacy item may be there.
+                let items = try keyring.searchProvingMiss(attributes) { $0.attributes["identity-scope"] == nil }
                 guard let readable = items.first else { return .absent }
                 bytes = try keyring.secret(of: readable)
                 item = readable
@@ -101,6 +108,7 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
                 throw .keyring(error)
             }
         case .secretStore(let identifier, let group):
+            guard let keyring else { throw noKeyring }
             do throws(KeyringError) {
                 let found = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).storedItem()
                 bytes = found?.value
@@ -155,6 +163,10 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
         case .failure(let failure): throw unreadable(failure.text)
         }
     }
+
+    /// Only the resolver's keyring is read (another would be outside its budget and unlock
+    /// policy); a resolver with none cannot read a keyring source, which is not absence.
+    private var noKeyring: IdentityError { unreadable("the resolver uses no keyring") }
 
     private func unreadable(_ reason: String) -> IdentityError {
         .migrationSourceUnreadable(source: description, reason: reason)

@@ -10,13 +10,25 @@ The world: three scopes (two apps, and a vendor group two apps share) and three 
 Each step picks an operation: get (alone or in a concurrent burst), show, reset, migrate, lock,
 unlock, daemon kill (D-Bus activation brings it back locked), daemon restart, SIGSTOP with a short
 --timeout, deleting the identity item behind our back, planting a younger twin item, deleting or
-corrupting a backup, and SIGKILL of an in-flight get or reset.
+corrupting a backup, and SIGKILL of an in-flight get or reset. Apart from that schedule (from a
+generator of their own, so every seed's steps stay as they were; --without leaves them out), a
+step may also run:
+  slow_creator  another process holds a scope's creation lock (the bus name
+                io.keyringidentity.Create.h<hash>; with the file backend the keyring file's write
+                lock) for 1-4 s while gets with --timeout 1 or 2 run, and on a first run stores a
+                value of its own before releasing it, as a creator slow inside its creation does;
+  flood         a media player broadcasts 10,000-40,000 foreign PropertiesChanged signals in the
+                background while the next steps run (Tests/Chaos/busload.py, also the lock holder).
 
 The model gives each scope an epoch; a successful reset starts a new one. Invariants:
   1. within an epoch, every successful get/show/migrate of a scope prints the same bytes;
   2. at the end, with the keyring healthy, one identity item per scope, equal to the last value;
   3. no crash, no GLib critical, no call past its --timeout plus a margin;
   4. stderr never holds an identifier.
+While another process holds a first run's creation lock, a get either adopts the value the keyring
+ends up holding or fails (75) printing nothing: handing out an identifier of its own that the
+keyring's then replaces, or keeping a new one in the backup alone (the keyring was reachable), is a
+violation of invariant 1, which no exception below excuses.
 Where the design allows a change, the change is named, counted and listed (never hidden):
   killed-reset       a reset SIGKILLed mid-way may or may not have happened;
   pending-reset      a reset made without a bus reaches other environments once the state
@@ -46,6 +58,7 @@ written (--no-flip leaves it out). Two more named exceptions:
 Exit status: 0 when no invariant broke, 1 otherwise (every violation is printed with its step).
 """
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -67,6 +80,10 @@ SAVES_BEFORE_ANSWERING = PROVIDER == "gnome-keyring"
 # collection); elsewhere into the default collection.
 TWIN_COLLECTION = ["--collection=/org/freedesktop/secrets/collection/session"] if PROVIDER == "gnome-keyring" else []
 BACKEND = "service"   # or "file": libsecret's file backend (set by main)
+# Another client on the bus (the slow creator's lock, the signal flood) runs Tests/Chaos/busload.py,
+# which needs jeepney: Debian's python3-jeepney, for the system's python3.
+BUSLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "busload.py")
+BUS_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
 def use_file_backend():
@@ -141,7 +158,7 @@ class Chaos:
             for name in ("SECRET_BACKEND", "SECRET_FILE_TEST_PATH", "SECRET_FILE_TEST_PASSWORD"):
                 self.envs["ssh"].pop(name, None)
             self.OPS = self.FILE_OPS
-        tag = uuid.uuid4().hex[:6]
+        tag = self.tag = uuid.uuid4().hex[:6]
         self.scopes = [
             Scope("app", f"chaos.{tag}.one", [f"chaos.{tag}.one"]),
             Scope("app", f"chaos.{tag}.two", [f"chaos.{tag}.two"]),
@@ -160,6 +177,8 @@ class Chaos:
         self.stopped_pid = None
         self.locked = False
         self.ssh_marker_before = False
+        self.fresh_scopes = []       # one-off apps the slow creator op made (no other op touches them)
+        self.flooder = None          # the running signal flood (busload.py flood), if any
 
     # ---- plumbing -------------------------------------------------------------------------
     def ctl_run(self, command):
@@ -702,7 +721,8 @@ class Chaos:
         self.lose_records(restored)
 
     def file_values(self, scope):
-        """Every identity item's value in the keyring file for `scope` (secret-tool, the right key)."""
+        """Every identity item's value for `scope`, per secret-tool in the desktop environment: the
+        keyring file (with its right key), or the Secret Service (the slow creator op uses it there)."""
         r = subprocess.run(["secret-tool", "search", "--all", "identity-scope", scope.kind, "identity-name", scope.name],
                            env=self.envs["desktop"], capture_output=True, text=True, timeout=30)
         return [line.split(" = ", 1)[1].strip() for line in (r.stdout + r.stderr).splitlines() if line.startswith("secret = ")]
@@ -722,6 +742,203 @@ class Chaos:
         finally:
             os.close(fd)
             self.transcript.append("release the lock")
+
+    # ---- operations drawn apart from the classic schedule --------------------------------------
+    # A step may also run one of these after its own op, drawn from a generator of its own
+    # (extra_rng), so that each step of every seed still runs the same op with the same draws;
+    # --without leaves them out (and so replays a seed exactly as before they existed).
+    EXTRA_OPS = [("slow_creator", 0.06), ("flood", 0.02)]
+
+    def healthy(self):
+        """The keyring answers: not locked, not stopped, the keyring file neither wrong nor damaged."""
+        return not self.locked and self.stopped_pid is None and not self.file_fault
+
+    @staticmethod
+    def creation_lock_name(scope):
+        """The bus-wide creation lock of a scope's identifier, computed as ServiceCall.lockName does
+        over the identity attributes: sorted by name, `name=value` joined by NUL, SHA-256, 40 hex digits."""
+        attributes = {"identity-scope": scope.kind, "identity-name": scope.name}
+        canonical = "\0".join(f"{name}={value}" for name, value in sorted(attributes.items()))
+        return "io.keyringidentity.Create.h" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
+
+    def hold_creation_lock(self, scope):
+        """Takes the creation lock of `scope` as another process inside its creation holds it: the bus
+        name (busload.py hold, its own connection), or with the file backend the keyring file's write
+        lock. Returns the function that releases it, or None when it stayed busy for 2 s."""
+        if BACKEND == "file":
+            import fcntl
+            fd = os.open(self.keyring_file + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+            deadline = time.monotonic() + 2
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return lambda: os.close(fd)  # closing releases the flock
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        os.close(fd)
+                        return None
+                    time.sleep(0.02)
+        holder = subprocess.Popen([BUS_PYTHON, BUSLOAD, "hold", self.creation_lock_name(scope)], env=self.envs["desktop"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if holder.stdout.readline().strip() != "acquired":
+            holder.wait(timeout=10)
+            return None
+
+        def release():
+            holder.stdin.close()  # EOF: it releases the name and exits
+            holder.wait(timeout=10)
+        return release
+
+    def first_run(self, scope):
+        """Nothing anywhere holds an identifier for `scope`: no value in this epoch, no pending reset,
+        no backup in either state directory, no item in a healthy keyring."""
+        if scope not in self.scopes:
+            return True  # a new app of the slow creator op
+        if scope.value is not None or scope.pending or not self.healthy():
+            return False
+        if any(os.path.exists(scope.backup_path(state)) for state in self.states.values()):
+            return False
+        return not self.file_values(scope)
+
+    def creator_store(self, scope):
+        """What a slow creator does last, under its lock: store a value of its own if the scope is
+        still absent (secret-tool, with the attributes idtool's items carry). Returns the value when
+        the keyring holds it afterwards, else None."""
+        if not self.healthy() or self.file_values(scope):
+            return None
+        value = str(uuid.uuid4())
+        self.seen_values.add(value)
+        created = f"{time.time():.3f}"
+        self.transcript.append(f"printf {value} | {self.tool_prefix()}secret-tool store --label='Identifier for app {scope.name}' "
+                               f"identity-scope {scope.kind} identity-name {scope.name} identity-origin chaos-creator "
+                               f"identity-created {created}")
+        try:
+            subprocess.run(["secret-tool", "store", f"--label=Identifier for {scope.kind} {scope.name}",
+                            "identity-scope", scope.kind, "identity-name", scope.name, "identity-origin", "chaos-creator",
+                            "identity-created", created],
+                           input=value.encode(), env=self.envs["desktop"], capture_output=True, timeout=5)
+        except subprocess.TimeoutExpired:
+            pass  # (KeePassXC asking to unlock) it may still have stored it: the look-up tells
+        return value if value in self.file_values(scope) else None
+
+    def op_slow_creator(self):
+        """Another process is slow inside its creation of a scope's identifier (waiting on an unlock
+        prompt, or on a slow daemon): it holds the scope's creation lock for 1-4 s while 1-3 gets run
+        with --timeout 1 or 2, and on a first run (nothing anywhere, see first_run) it mostly stores a
+        value of its own before releasing, as a real creator does. Half the time the scope is a new
+        app (always a first run); else one of the model's scopes, a first run only after a reset has
+        cleared every store. What is allowed: a get that waited on the creator adopts the value the
+        keyring ends up holding, or fails (75) printing nothing. It never hands out its own identifier
+        that the keyring's then replaces, and never keeps a new one in its backup alone (the keyring
+        was reachable all along; only a missing default collection would excuse that).
+        Every provider: the lock is the bus name on gnome-keyring, KWallet and KeePassXC alike, and
+        with --provider file the keyring file's write lock (a flock on default.keyring.lock), under
+        which the creator writes the file with secret-tool. The other form of a slow creator, an
+        unlock prompt left open mid-creation, is left out: only gnome-keyring's mock prompter could
+        hold one open, and the lock held here is what such a creator holds meanwhile."""
+        if self.rng.random() < 0.5:
+            name = f"chaos.{self.tag}.slow{len(self.fresh_scopes) + 1}"
+            scope = Scope("app", name, [name])
+            self.fresh_scopes.append(scope)
+        else:
+            scope = self.rng.choice(self.scopes)
+        first = self.first_run(scope)
+        hold = self.rng.uniform(1, 4)
+        stores = first and self.rng.random() < 0.75
+        plan = sorted((self.rng.uniform(0, 0.5), self.rng.choice(["desktop", "sandbox"]), self.rng.choice([1, 2]))
+                      for _ in range(self.rng.randint(1, 3)))
+        release = self.hold_creation_lock(scope)
+        if release is None:
+            self.transcript.append(f"# the creation lock of {scope.kind} {scope.name} stayed busy: nothing done")
+            return
+        self.transcript.append(f"hold the creation lock of {scope.kind} {scope.name} for {hold:.1f} s"
+                               + (" (a first run)" if first else ""))
+        creator_value, running = None, []
+        try:
+            began = time.monotonic()
+            for delay, env, timeout in plan:
+                time.sleep(max(0.0, began + delay - time.monotonic()))
+                argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(timeout)]
+                self.transcript.append(f"[{env}] idtool {' '.join(argv)} &   # {delay:.1f} s into the hold")
+                running.append((env, argv, timeout) + self.start(env, argv))
+            time.sleep(max(0.0, began + hold - time.monotonic()))
+            # Nobody may create under another's lock; an item now means the lock did not hold (or
+            # this file computes its name unlike ServiceCall.lockName, which would blunt the op).
+            if first and self.healthy() and self.file_values(scope):
+                self.violate(f"{scope.kind} {scope.name}: an identity item was created while another process held its creation lock")
+            elif stores:
+                creator_value = self.creator_store(scope)
+        finally:
+            release()
+            self.transcript.append("release the creation lock")
+        results = [(env,) + self.finish(env, argv, proc, started, budget=timeout)[:2] for env, argv, timeout, proc, started in running]
+        if self.args.verbose:
+            print(f"    slow creator {scope.name}: held {hold:.1f} s, first run {first}, stored {creator_value}", file=sys.stderr)
+        if not first:
+            for env, rc, out in results:
+                self.get_result(scope, env, rc, out)
+            return
+        # A first run: every answer must be what the keyring ends up holding, which a get after the
+        # release shows (the creator's value, when it stored one).
+        argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)]
+        after_rc, after_out, _ = self.idtool_run("desktop", argv)
+        after = self.parsed(after_out) if after_rc == 0 else None
+        if creator_value and after and after.get("identifier") != creator_value:
+            self.violate(f"{scope.kind} {scope.name}: after the slow creator stored its value, desktop printed another")
+        truth = creator_value or (after or {}).get("identifier")
+        for env, rc, out in results + [("desktop", after_rc, after_out)]:
+            result = self.parsed(out) if rc == 0 else None
+            if result is None or "identifier" not in result:
+                if rc == 0:
+                    self.violate(f"get printed no JSON: {out[:200]!r}")
+                elif rc not in self.failures(env):
+                    self.violate(f"get in {env} exited {rc}")
+                continue
+            value = result["identifier"]
+            self.seen_values.add(value)
+            scope.history.add(value)
+            if result.get("storedIn") == ["backup"] and (result.get("provenance") or "").startswith("generated"):
+                self.violate(f"{scope.kind} {scope.name}: {env} kept a new identifier in its backup alone while another process "
+                             f"held the creation lock (the keyring was reachable)")
+            if truth is not None and value != truth:
+                self.violate(f"{scope.kind} {scope.name}: {env} handed out an identifier of its own while another process held the "
+                             f"creation lock, and the keyring then held {'the creator' + chr(39) + 's' if creator_value else 'another'}")
+                continue
+            if scope in self.scopes:
+                self.get_result(scope, env, rc, out)
+            else:
+                scope.value = value
+
+    @staticmethod
+    def parsed(out):
+        try:
+            result = json.loads(out)
+        except ValueError:
+            return None
+        return result if isinstance(result, dict) else None
+
+    def op_flood(self):
+        """A media player floods the bus with 10,000-40,000 foreign PropertiesChanged signals (a
+        sender that is no Secret Service; a tenth on a Secret Service collection's path, claiming
+        its Locked property changed) while the next steps run, in the background until all are sent.
+        Every invariant holds as before: calls stay within their --timeout, no crash or critical,
+        and no lookalike signal changes an answer. A flood still running when the next is drawn is
+        left to finish alone. With --provider file the keyring calls use no bus, so there the flood
+        only loads the bus and the machine (it runs anyway: the bus-less model must not care)."""
+        if self.flooder is not None and self.flooder.poll() is None:
+            return
+        count = self.rng.randint(10_000, 40_000)
+        self.transcript.append(f"Tests/Chaos/busload.py flood {count} &   # foreign PropertiesChanged signals, in the background")
+        self.flooder = subprocess.Popen([BUS_PYTHON, BUSLOAD, "flood", str(count)], env=self.envs["desktop"],
+                                        stdout=subprocess.DEVNULL, stderr=None if self.args.verbose else subprocess.DEVNULL)
+
+    def stop_flood(self):
+        """Ends a flood this run started (by its own process handle), so a final check runs on a quiet bus."""
+        if self.flooder is not None and self.flooder.poll() is None:
+            self.transcript.append("stop the flood")
+            self.flooder.kill()
+            self.flooder.wait()
+        self.flooder = None
 
     def snapshot(self, index):
         if BACKEND == "file" and index % 5 == 0 and not self.file_fault:
@@ -761,6 +978,23 @@ class Chaos:
         if self.args.verbose:
             print(f"step {index}: {name}", file=sys.stderr, flush=True)
         getattr(self, "op_" + name)()
+        extra = self.extra_rng(index)
+        roll = extra.random()
+        for name, chance in self.EXTRA_OPS:
+            if roll < chance:
+                if name not in self.args.without:
+                    self.rng = extra
+                    self.counts[name] = self.counts.get(name, 0) + 1
+                    self.transcript.append(f"## step {index}, also: {name}")
+                    if self.args.verbose:
+                        print(f"step {index}, also: {name}", file=sys.stderr, flush=True)
+                    getattr(self, "op_" + name)()
+                break
+            roll -= chance
+
+    def extra_rng(self, index):
+        """The generator of a step's extra op (EXTRA_OPS): apart from the step's own."""
+        return random.Random(f"chaos-extra:{self.args.seed}:{index}")
 
     def run(self, indices=None, stop_at=None):
         """Runs the steps `indices` (default: 1, 2, … until --steps or --minutes), then the final check.
@@ -775,6 +1009,7 @@ class Chaos:
                     break
                 if stop_at is not None and time.monotonic() >= stop_at:
                     self.truncated, self.steps_run = True, index
+                    self.stop_flood()
                     return
                 self.run_step(indices[index])
             else:
@@ -793,6 +1028,7 @@ class Chaos:
         self.transcript.append("## final check")
         self.rng = random.Random(self.args.seed)
         self.resume()
+        self.stop_flood()
         if BACKEND == "file":
             self.heal()
         else:
@@ -821,6 +1057,19 @@ class Chaos:
                                    env=self.envs["desktop"], capture_output=True, text=True, timeout=30)
                 if r.stdout.strip() != scope.value:
                     self.violate(f"{scope.kind} {scope.name}: the keyring holds another value than the last handed out", 2)
+        self.final_check_fresh()
+
+    def final_check_fresh(self):
+        """The slow creator's new apps: the desktop (whose backup holds the value since the op's last
+        get) still prints the one identifier each was handed out."""
+        for scope in self.fresh_scopes:
+            if scope.value is None:
+                continue
+            rc, out, _ = self.idtool_run("desktop", ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)])
+            got = (self.parsed(out) or {}).get("identifier") if rc == 0 else None
+            if got != scope.value:
+                self.violate(f"{scope.kind} {scope.name} (the slow creator's new app): the final get exited {rc}, "
+                             f"not with the identifier handed out", 2)
 
     def item_count(self, scope):
         if BACKEND == "file":
@@ -839,7 +1088,9 @@ class Chaos:
         violations = ", ".join(f"invariant {k}: {v}" for k, v in sorted(by_invariant.items())) or "0"
         exceptions = ", ".join(f"{k} {v}" for k, v in sorted(self.exceptions.items())) or "none"
         gets = self.counts.get("get", 0) + self.counts.get("burst", 0) + self.counts.get("stopped_daemon", 0)
-        return (f"chaos: {PROVIDER}, seed {self.args.seed}, {self.steps_run} steps ({gets} get steps, {self.counts.get('reset', 0)} resets); "
+        extras = ", ".join(f"{self.counts[name]} {name}" for name, _ in self.EXTRA_OPS if self.counts.get(name))
+        return (f"chaos: {PROVIDER}, seed {self.args.seed}, {self.steps_run} steps ({gets} get steps, {self.counts.get('reset', 0)} resets"
+                f"{', ' + extras if extras else ''}); "
                 f"violations {violations}; exceptions: {exceptions}")
 
 
@@ -917,6 +1168,9 @@ def main():
                         help="file backend: leave out the one-bit flip of the keyring file")
     parser.add_argument("--backend", choices=["service", "file"], default="service",
                         help="file: the keyring is libsecret's file backend (scripts/chaos --provider file)")
+    parser.add_argument("--without", type=lambda text: set(filter(None, text.split(","))), default=set(),
+                        help="leave out these extra operations (comma-separated: slow_creator, flood); "
+                             "--without slow_creator,flood replays a seed as before they existed")
     parser.add_argument("--broken", action="store_true", help="run (and shrink) against the broken idtool of --self-test")
     parser.add_argument("--self-test", action="store_true",
                         help="run against an idtool that hands out a fresh identifier now and then; succeed only if that is caught")
@@ -946,6 +1200,7 @@ def main():
         chaos.run()
     finally:
         chaos.resume()
+        chaos.stop_flood()
     print(chaos.summary(), flush=True)
     for _, violation in chaos.violations:
         print("  " + violation)

@@ -1,5 +1,6 @@
-// Migration edges (issue 9, items 5 and 12a): a machine-id placeholder is not an identifier, and
-// removing a legacy SecretStore copy removes only the item the value came from.
+// Migration edges (issue 9, items 5 and 12a; issue 20, item 8): a machine-id placeholder is not an identifier,
+// removing a legacy SecretStore copy removes only the item the value came from, and a keyring source
+// reads only the resolver's keyring.
 import Foundation
 import Keyring
 import Testing
@@ -51,5 +52,26 @@ struct EdgeMigrationTests {
         #expect(report.legacyRemoved)
         #expect(try Keyring.default.lookup(alice) == nil, "the adopted item is gone")
         #expect(try Keyring.default.lookup(bob) == Data("bob-secret".utf8), "another client's item stays")
+    }
+
+    // Issue 20, item 8: a keyring source reads the resolver's keyring with the time left of its call;
+    // before, a resolver without one read Keyring.default (25 s, prompting) outside its budget.
+    @Test("a resolver without a keyring never reads a keyring source from Keyring.default (outside its budget)")
+    func noKeyringNoDefaultKeyring() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let legacy = ["service": "legacy.\(fixture.appID)", "username": "udid"]
+        try Keyring.default.store(Data("legacy-in-the-default-keyring".utf8), attributes: legacy, label: "legacy")
+        defer { _ = try? Keyring.default.delete(legacy) }
+        for source in [MigrationSource.keyringItem(legacy), .secretStore(identifier: "legacy.\(fixture.appID)")] {
+            let error = identityError { try fixture.resolver(migrations: [source], keyring: nil).resolve() }
+            guard case .migrationSourceUnreadable(let described, let reason) = error else {
+                Issue.record("\(source): expected migrationSourceUnreadable, got \(String(describing: error))")
+                continue
+            }
+            #expect(described == source.description)
+            #expect(reason.contains("no keyring"), "\(reason)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: fixture.backupPath), "nothing was made")
     }
 }

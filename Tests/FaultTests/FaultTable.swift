@@ -229,6 +229,19 @@ enum FaultTable {
               exit: 0, kept: .notApplicable),
 
         // seam.small
+        .init(id: "small.migrate.locked-legacy-item", area: "environment",
+              scenario: "migrate from a legacy keyring item while the keyring is locked "
+                  + "(KeePassXC hides the item, gnome-keyring lists it locked)",
+              outcome: "error \"locked\", nothing generated, the legacy item kept; adopted once the keyring is unlocked",
+              exit: 75, kept: .none),
+        .init(id: "small.migrate.source-locked-miss", area: "environment",
+              scenario: "the keyring locks between the scope read and the legacy keyring item's read (KeePassXC then hides the item)",
+              outcome: "the migration source reads as locked, never absent: no new identifier is made instead of migrating",
+              exit: nil, kept: .none),
+        .init(id: "small.migrate.no-keyring-resolver", area: "bad input",
+              scenario: "a resolver without a keyring lists a keyring migration source",
+              outcome: "typed error (migration source unreadable); the default keyring is never read outside the resolver's budget",
+              exit: nil, kept: .none),
 
     ]
 

@@ -19,7 +19,7 @@ extension IdentifierResolver {
         var rejected: [MigrationReport.Rejection] = []
         var adopted: (value: String, item: KeyringItem?, source: MigrationSource)?
         for source in migrations {
-            switch try source.read(keyring: budget.currentKeyring ?? .default) {
+            switch try source.read(keyring: budget.currentKeyring) {
             case .value(let value, let item):
                 adopted = (value, item, source)
             case .absent:

@@ -1,0 +1,25 @@
+/// A search whose miss proves absence, for DeviceIdentity's `.keyringItem` migration source: it
+/// uses the same locked-miss rule as every read (`ServiceCall.throwIfLockedMiss`), so a legacy
+/// item in a locked KeePassXC database is "locked", never "absent".
+extension Keyring {
+    /// The items matching `attributes` that `keep` accepts, oldest first, as `search(_:)` finds
+    /// them; a miss is checked in the same service call. Package API, not public.
+    /// - Parameters:
+    ///   - attributes: the attributes to match; at least one is required.
+    ///   - keep: which matches count (the others are ignored, as if they did not match).
+    /// - Returns: the kept matches, none of them locked; empty only when none exists.
+    /// - Throws: `KeyringError.locked` when a kept match is locked, or when none is kept and any
+    ///   collection is locked (its items may be hidden); or another `KeyringError`.
+    package func searchProvingMiss(
+        _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool
+    ) throws(KeyringError) -> [KeyringItem] {
+        try AttributeRules.validate(attributes, requireOne: true)
+        // The file backend has no locked state: what it lists is all there is.
+        if usesFileBackend { return try fileSearch(attributes, cancellation: nil).filter(keep) }
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [KeyringItem] in
+            let kept = try call.search(attributes).filter(keep)
+            if kept.isEmpty || kept.contains(where: \.isLocked) { try call.throwIfLockedMiss(kept) }
+            return kept
+        }
+    }
+}
