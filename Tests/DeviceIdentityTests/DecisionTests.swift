@@ -16,7 +16,9 @@ struct DecisionTests {
 
     static func facts(_ keyring: Reading, _ backup: BackupState, quarantined: String? = nil, pending: PendingReset? = nil,
                       hasBackup: Bool = true) -> Decision.Facts {
-        Decision.Facts(keyring: keyring, backup: backup, quarantinedBackup: quarantined, pendingReset: pending, hasBackup: hasBackup,
+        Decision.Facts(keyring: keyring, backup: backup,
+                       quarantinedBackups: quarantined.map { [Decision.QuarantinedCopy(path: $0, written: Date(timeIntervalSince1970: 1200))] } ?? [],
+                       pendingReset: pending, hasBackup: hasBackup,
                        backupPath: "/b/identifier", scope: scope, now: Date(timeIntervalSince1970: 2000))
     }
 
@@ -51,7 +53,7 @@ struct DecisionTests {
     static let headless: Reading = .headless(.noSecretService)
     static let unreachable: Reading = .unreachable(.noSecretService)
     static let locked: Reading = .failed(.locked(itemExists: true))
-    static let invalid: Reading = .invalid(reason: "empty", items: [item])
+    static let invalid: Reading = .invalid(reason: "empty", invalid: [item], valid: [])
     static let present = BackupState.present(record)
     static let corrupt = BackupState.corrupt(reason: "garbage", quarantinedAs: "/b/identifier.corrupt-1")
     static let unreadable = BackupState.unreadable(reason: "EACCES")
