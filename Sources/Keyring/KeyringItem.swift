@@ -112,7 +112,7 @@ package struct ItemOrder: Sendable, Equatable {
     /// Compares two object paths element by element. All-digit elements compare as numbers
     /// (gnome-keyring numbers a collection's items in creation order) and come before any other
     /// element; equal numbers spelled differently ("01", "1") and other elements compare as text.
-    static func pathOrder(_ lhs: String, _ rhs: String) -> Bool {
+    package static func pathOrder(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.split(separator: "/", omittingEmptySubsequences: false)
         let right = rhs.split(separator: "/", omittingEmptySubsequences: false)
         for (a, b) in zip(left, right) where a != b {
