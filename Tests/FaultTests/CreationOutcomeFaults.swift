@@ -188,4 +188,53 @@ struct CreationOutcomeFaults {
         failed.expectClean(hiding: [v])
         #expect(try Fault.identityItems(other).count == 2, "no item was removed")
     }
+
+    // Item 2: the branch where the bus refuses the creation lock's name had no test. A Flatpak
+    // app talks to the bus through xdg-dbus-proxy, which hides RequestName of a name it may not
+    // own (ServiceUnknown), so it falls back to the flock, which a host app does not share.
+    @Test("a first run refused the creation lock's bus name (xdg-dbus-proxy) and one beside it print the same identifier, 3 rounds")
+    func refusedBusNameConverges() throws {
+        let proxyBox = try Sandbox()
+        let socket = proxyBox.runtimeDir + "/proxy-bus"
+        let address = try #require(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"])
+        let talk = ["org.freedesktop.secrets", "org.kde.kwalletd5", "org.kde.kwalletd6"].map { "--talk=\($0)" }
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-dbus-proxy"), "xdg-dbus-proxy is missing: run scripts/bootstrap")
+        let proxy = try Child("/usr/bin/xdg-dbus-proxy", ([address, socket, "--filter"] + talk).map { Array($0.utf8) },
+                              environment: ProcessInfo.processInfo.environment)
+        defer {
+            kill(proxy.pid, SIGTERM)
+            _ = try? proxy.wait()
+        }
+        var waited = 0
+        while access(socket, F_OK) != 0 && waited < 500 {
+            usleep(10_000)
+            waited += 1
+        }
+        var proxied = proxyBox.keyringEnvironment
+        proxied["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + socket
+        // The precondition: through the proxy, RequestName of a creation lock is refused.
+        let request = try Fault.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                        "org.freedesktop.DBus.RequestName", "string:io.keyringidentity.Create.hseam", "uint32:4"],
+                                    environment: proxied)
+        try #require(request.status != 0, "the proxy refuses the name: \(request.summary)")
+
+        for round in 0..<3 {
+            let host = try Sandbox()
+            let app = Fault.newApp("refused-name-\(round)")
+            let daemon = try #require(try Fault.daemonPID())
+            let (a, b) = try Fault.startingTogether(daemon: daemon) {
+                (try host.start(["get", "--app", app]), try proxyBox.start(["get", "--app", app], environment: proxied))
+            }
+            let (ra, rb) = (try a.wait(), try b.wait())
+            ra.expectExit(FaultTable["seam.order.refused-name"])
+            rb.expectExit(FaultTable["seam.order.refused-name"])
+            #expect(Fault.isUUID(ra.line) && ra.line == rb.line, "round \(round): host \(ra.summary) \(ra.line), proxied \(rb.summary) \(rb.line)")
+            ra.expectClean(hiding: [ra.line])
+            rb.expectClean(hiding: [rb.line])
+            // Both may have created an item; the next read removes the twin and keeps the winner.
+            let again = try proxyBox.idtool(["get", "--app", app], environment: proxied)
+            #expect(again.line == ra.line, "and it stays: \(again.summary)")
+            #expect(try Fault.identityItems(app).count == 1 && Fault.keyringValue(app: app) == ra.line, "the keyring holds it alone")
+        }
+    }
 }
