@@ -30,6 +30,7 @@ extension Decision {
         /// Only the backup holds the new value for now, for the reason in `problem`; it is
         /// pushed into the keyring once that can hold it.
         case backupOnly(problem: KeyringError?)
+        /// Nothing is handed out: the error says why.
         case fail(IdentityError)
     }
 
@@ -41,7 +42,7 @@ extension Decision {
     static func decideAfterCreate(_ outcome: WriteOutcome, value: String, creation: Creation, hasBackup: Bool, scope: IdentifierScope)
         -> AfterCreate
     {
-        let backupOnly: AfterCreate
+        let problem: KeyringError?
         switch outcome {
         case .stored:
             return .keyring(value: value, adopted: false)
@@ -51,14 +52,13 @@ extension Decision {
             return .fail(
                 .keyring(.invalidArgument("the keyring item for \(scope) holds an invalid identifier (\(reason)); run reset to start over")))
         case .notAttempted:
-            backupOnly = .backupOnly(problem: creation.keyringProblem)
+            problem = creation.keyringProblem
         case .foundVoid:
-            backupOnly = .backupOnly(
-                problem: .serviceFailure(
-                    domain: "keyring-identity", code: 2,
-                    message: "the keyring still holds an identifier that a pending reset removes, and the reset cannot complete yet"))
+            problem = .serviceFailure(
+                domain: "keyring-identity", code: 2,
+                message: "the keyring still holds an identifier that a pending reset removes, and the reset cannot complete yet")
         case .failed(.noDefaultCollection):
-            backupOnly = .backupOnly(problem: .noDefaultCollection)
+            problem = .noDefaultCollection
         case .failed(let error):
             switch error {
             // It answered "absent" a moment ago: gone now is a temporary failure, not headless.
@@ -66,10 +66,7 @@ extension Decision {
             default: return .fail(.keyring(error))
             }
         }
-        guard hasBackup else {
-            if case .backupOnly(let problem) = backupOnly { return .fail(.keyring(problem ?? .noSecretService)) }
-            return backupOnly
-        }
-        return backupOnly
+        // Without a backup file there is nowhere to keep it.
+        return hasBackup ? .backupOnly(problem: problem) : .fail(.keyring(problem ?? .noSecretService))
     }
 }
