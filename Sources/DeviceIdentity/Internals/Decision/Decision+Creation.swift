@@ -49,8 +49,8 @@ extension Decision {
         case .found(let other, _):
             return .keyring(value: other, adopted: true)
         case .foundInvalid(let reason):
-            return .fail(
-                .keyring(.invalidArgument("the keyring item for \(scope) holds an invalid identifier (\(reason)); run reset to start over")))
+            let message = "the keyring item for \(scope) holds an invalid identifier (\(reason)); run reset to start over"
+            return .fail(.keyring(.invalidArgument(message)))
         case .notAttempted:
             problem = creation.keyringProblem
         case .foundVoid:

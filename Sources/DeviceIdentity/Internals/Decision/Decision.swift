@@ -135,8 +135,9 @@ enum Decision {
             conflicts.append("the backup file held an identifier that was reset; it was discarded")
         }
         // It voids every identifier made before it, so also what a copy quarantined before it held.
-        if case .absent(let reset) = keyring, let time = reset.time, quarantined.contains(where: { ($0.written ?? .distantFuture) < time }) {
-            quarantined.removeAll { ($0.written ?? .distantFuture) < time }
+        let writtenBefore = { (copy: QuarantinedCopy, time: Date) in (copy.written ?? .distantFuture) < time }
+        if case .absent(let reset) = keyring, let time = reset.time, quarantined.contains(where: { writtenBefore($0, time) }) {
+            quarantined.removeAll { writtenBefore($0, time) }
             quarantineVoidBefore = time
             conflicts.append("a backup moved aside before the identifier was reset was discarded")
         }
