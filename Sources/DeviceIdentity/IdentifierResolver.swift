@@ -106,7 +106,10 @@ public struct IdentifierResolver: Sendable {
 
     /// The identifier. After the first call it is served from memory; call `refresh()` to read the stores again.
     /// - Returns: the canonical identifier.
-    /// - Throws: `IdentityError` when no store can answer and absence is not proven.
+    /// - Throws: `IdentityError` when no store can answer and absence is not proven, or when a
+    ///   first run could not store its identifier: `.keyring(.timedOut)` while another process's
+    ///   creation still holds the lock, `.keyring(.locked)`, `.keyringUnreachable`. Nothing new is
+    ///   handed out then; a retry adopts what the keyring holds.
     public func identifier() throws(IdentityError) -> String {
         if let cached = cache.value { return cached }
         return try resolve().value
@@ -115,7 +118,7 @@ public struct IdentifierResolver: Sendable {
     /// Reads every store, repairs what disagrees, and makes or migrates an identifier only on a
     /// proven absence. Updates the in-memory copy that `identifier()` serves.
     /// - Returns: the identifier with its provenance, stores, repairs and conflicts.
-    /// - Throws: `IdentityError` when no store can answer and absence is not proven.
+    /// - Throws: what `identifier()` throws.
     public func resolve() throws(IdentityError) -> Resolution {
         let resolution = withNotices(try run(.resolve).resolution!)
         cache.store(resolution.value)

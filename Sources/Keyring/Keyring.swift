@@ -249,22 +249,36 @@ public struct Keyring: Sendable {
         _ secret: Data, attributes: [String: String], matching: [String: String]? = nil, label: String,
         contentType: String = "text/plain"
     ) throws(KeyringError) -> InsertOutcome {
+        try insertIfAbsent(secret, attributes: attributes, matching: matching, label: label, contentType: contentType, order: .standard)
+    }
+
+    /// `insertIfAbsent`, with "the" existing item chosen by `order` (DeviceIdentity passes the
+    /// attribute that records when an identifier was first made).
+    package func insertIfAbsent(
+        _ secret: Data, attributes: [String: String], matching: [String: String]? = nil, label: String,
+        contentType: String = "text/plain", order: ItemOrder
+    ) throws(KeyringError) -> InsertOutcome {
         let matching = matching ?? attributes
         try AttributeRules.validate(attributes, requireOne: true)
         try AttributeRules.validate(matching, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
         try AttributeRules.validateSecret(secret, what: "the secret")
-        if usesFileBackend { return try fileInsertIfAbsent(secret, attributes: attributes, matching: matching, label: label) }
+        if usesFileBackend {
+            return try fileInsertIfAbsent(secret, attributes: attributes, matching: matching, label: label, order: order)
+        }
         let deadline = CallDeadline(timeout: timeout)
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
-                try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
-                    if let found = try call.readFirst(try call.search(matching)) { return .existing(item: found.item, secret: found.bytes) }
+                try call.withCreationLock(for: matching) { () throws(KeyringError) -> InsertOutcome in
+                    if let found = try call.readFirst(try call.search(matching), order: order) {
+                        return .existing(item: found.item, secret: found.bytes)
+                    }
                     let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
-                    // Without the bus-wide lock another environment may have created one too: converge
-                    // on the oldest item, as every reader does.
-                    if !exclusive, let winner = try call.readFirst(try call.search(matching)), winner.item.objectPath != path {
+                    // Always search again: a creator the lock did not exclude (the bus refused the
+                    // name, a client that takes no lock) may have stored one too. Converge on
+                    // "the" item, as every reader does.
+                    if let winner = try call.readFirst(try call.search(matching), order: order), winner.item.objectPath != path {
                         return .existing(item: winner.item, secret: winner.bytes)
                     }
                     return .inserted
@@ -425,10 +439,12 @@ extension ServiceCall {
     /// readable: a locked original must never lose to a readable twin. A miss in a locked default
     /// collection throws `.locked` too, rather than read as absent. An item deleted between the
     /// search and the read (a concurrent reset) is skipped, not reported as locked.
-    func readFirst(_ items: [KeyringItem]) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
+    func readFirst(
+        _ items: [KeyringItem], order: ItemOrder = .standard
+    ) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
         if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
         var remaining = items
-        for item in items.sorted(by: KeyringItem.isOlder) {
+        for item in order.sorted(items) {
             if let (bytes, contentType) = try secretOfExistingItem(at: item.objectPath) { return (item, bytes, contentType) }
             remaining.removeAll { $0.objectPath == item.objectPath }
         }

@@ -51,30 +51,85 @@ public enum InsertOutcome: Sendable, Equatable {
 }
 
 extension KeyringItem {
-    /// The order every read uses to pick one of several matches: the oldest first, so a twin that
-    /// appears later never displaces a value already handed out. Items created in the same second
-    /// are ordered by object path, comparing numeric parts as numbers (gnome-keyring numbers the
-    /// items of a collection in creation order), so every process picks the same one.
+    /// The order every read uses to pick one of several matches: `ItemOrder.standard`. The oldest
+    /// comes first, so a twin that appears later never displaces a value already handed out.
     /// - Parameters:
     ///   - lhs: an item.
     ///   - rhs: another item.
     /// - Returns: true when `lhs` comes first.
     public static func isOlder(_ lhs: KeyringItem, _ rhs: KeyringItem) -> Bool {
-        let left = lhs.created ?? .distantPast
-        let right = rhs.created ?? .distantPast
-        if left != right { return left < right }
-        return pathOrder(lhs.objectPath, rhs.objectPath)
+        ItemOrder.standard.precedes(lhs, rhs)
+    }
+}
+
+/// The one rule for which of several items answering one query is "the" item. Every reader,
+/// writer, read-back and twin cleanup, in `Keyring` and in `DeviceIdentity`, sorts with it, so
+/// every process converges on the same winner whatever path it took.
+///
+/// The oldest wins, by the whole second its value was first made: `firstMadeAttribute` when the
+/// item carries it (a copy restored from a backup keeps the time of the value it holds), else the
+/// service's `Created`. Within one second a foreign item cannot be ordered against one that
+/// carries the attribute, and only those can have been handed out: they come first. Then the
+/// service's `Created`, then the object path, so the order is total and the same everywhere.
+package struct ItemOrder: Sendable, Equatable {
+    /// An attribute holding when the value was first made, in Unix seconds; nil for none.
+    package var firstMadeAttribute: String?
+
+    package init(firstMadeAttribute: String?) {
+        self.firstMadeAttribute = firstMadeAttribute
     }
 
-    /// Compares two object paths element by element; all-digit elements compare as numbers.
-    static func pathOrder(_ lhs: String, _ rhs: String) -> Bool {
+    /// For items that carry no "first made" attribute: `Created`, then the object path.
+    package static let standard = ItemOrder(firstMadeAttribute: nil)
+
+    /// When the item's value was first made: its `firstMadeAttribute`, else the service's `Created`.
+    package func firstMade(_ item: KeyringItem) -> Date? {
+        if let firstMadeAttribute, let text = item.attributes[firstMadeAttribute], let seconds = Double(text), seconds.isFinite {
+            return Date(timeIntervalSince1970: seconds)
+        }
+        return item.created
+    }
+
+    /// True when `lhs` is "the" item rather than `rhs`. A strict total order on distinct paths.
+    package func precedes(_ lhs: KeyringItem, _ rhs: KeyringItem) -> Bool {
+        let left = (firstMade(lhs)?.timeIntervalSince1970 ?? -.greatestFiniteMagnitude).rounded(.down)
+        let right = (firstMade(rhs)?.timeIntervalSince1970 ?? -.greatestFiniteMagnitude).rounded(.down)
+        if left != right { return left < right }
+        if let firstMadeAttribute {
+            let leftCarries = lhs.attributes[firstMadeAttribute] != nil
+            let rightCarries = rhs.attributes[firstMadeAttribute] != nil
+            if leftCarries != rightCarries { return leftCarries }
+        }
+        let leftCreated = lhs.created ?? .distantPast
+        let rightCreated = rhs.created ?? .distantPast
+        if leftCreated != rightCreated { return leftCreated < rightCreated }
+        return Self.pathOrder(lhs.objectPath, rhs.objectPath)
+    }
+
+    /// `items`, "the" item first.
+    package func sorted(_ items: [KeyringItem]) -> [KeyringItem] { items.sorted(by: precedes) }
+
+    /// Compares two object paths element by element. All-digit elements compare as numbers
+    /// (gnome-keyring numbers a collection's items in creation order) and come before any other
+    /// element; equal numbers spelled differently ("01", "1") and other elements compare as text.
+    package static func pathOrder(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.split(separator: "/", omittingEmptySubsequences: false)
         let right = rhs.split(separator: "/", omittingEmptySubsequences: false)
         for (a, b) in zip(left, right) where a != b {
-            if let x = UInt64(a), let y = UInt64(b) { return x < y }
-            return a < b
+            switch (Self.number(a), Self.number(b)) {
+            case (let x?, let y?): return x != y ? x < y : a < b
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return a < b
+            }
         }
         return left.count < right.count
+    }
+
+    /// The element's value when it is all ASCII digits (no sign), however long.
+    private static func number(_ element: Substring) -> UInt64? {
+        guard !element.isEmpty, element.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return UInt64(element) ?? UInt64.max
     }
 }
 

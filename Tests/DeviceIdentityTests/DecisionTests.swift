@@ -16,7 +16,9 @@ struct DecisionTests {
 
     static func facts(_ keyring: Reading, _ backup: BackupState, quarantined: String? = nil, pending: PendingReset? = nil,
                       hasBackup: Bool = true) -> Decision.Facts {
-        Decision.Facts(keyring: keyring, backup: backup, quarantinedBackup: quarantined, pendingReset: pending, hasBackup: hasBackup,
+        Decision.Facts(keyring: keyring, backup: backup,
+                       quarantinedBackups: quarantined.map { [Decision.QuarantinedCopy(path: $0, written: Date(timeIntervalSince1970: 1200))] } ?? [],
+                       pendingReset: pending, hasBackup: hasBackup,
                        backupPath: "/b/identifier", scope: scope, now: Date(timeIntervalSince1970: 2000))
     }
 
@@ -51,7 +53,7 @@ struct DecisionTests {
     static let headless: Reading = .headless(.noSecretService)
     static let unreachable: Reading = .unreachable(.noSecretService)
     static let locked: Reading = .failed(.locked(itemExists: true))
-    static let invalid: Reading = .invalid(reason: "empty", items: [item])
+    static let invalid: Reading = .invalid(reason: "empty", invalid: [item], valid: [])
     static let present = BackupState.present(record)
     static let corrupt = BackupState.corrupt(reason: "garbage", quarantinedAs: "/b/identifier.corrupt-1")
     static let unreadable = BackupState.unreadable(reason: "EACCES")
@@ -176,5 +178,77 @@ struct DecisionTests {
     @Test("without a backup store, a keyring value needs no backup write")
     func noBackupStore() {
         #expect(Self.shape(Decision.decide(Self.facts(Self.value, .absent, hasBackup: false))) == "serve keyring keyring-id")
+    }
+
+    // MARK: Creation outcomes (issue 20): every result of the write goes through the decision.
+
+    static let creation = Decision.Creation(writesKeyring: true, keyringProblem: nil, discardsBackup: false, conflicts: [])
+
+    static func afterCreate(_ outcome: Decision.WriteOutcome, creation: Decision.Creation = creation, hasBackup: Bool = true)
+        -> String
+    {
+        switch Decision.decideAfterCreate(outcome, value: "new-id", creation: creation, hasBackup: hasBackup, scope: scope) {
+        case .keyring(let value, let adopted): return "keyring \(value)" + (adopted ? " adopted" : "")
+        case .backupOnly(let problem): return "backup-only" + (problem.map { " (\($0))" } ?? "")
+        case .fail(let error):
+            switch error {
+            case .keyringUnreachable: return "fail unreachable"
+            case .keyring(.timedOut): return "fail timedOut"
+            case .keyring(.locked): return "fail locked"
+            case .keyring(.cancelled): return "fail cancelled"
+            case .keyring(.invalidArgument): return "fail invalid"
+            case .keyring: return "fail keyring"
+            default: return "fail other"
+            }
+        }
+    }
+
+    @Test("a write that could not create adopts what the keyring holds or fails; only a missing default collection and a pending reset keep the backup alone")
+    func creationOutcomes() {
+        let item = Self.item
+        #expect(Self.afterCreate(.stored) == "keyring new-id")
+        #expect(Self.afterCreate(.found("theirs", item: item)) == "keyring theirs adopted")
+        #expect(Self.afterCreate(.failed(.timedOut(seconds: 2))) == "fail timedOut", "waiting on another creator makes nothing")
+        #expect(Self.afterCreate(.failed(.locked(itemExists: false))) == "fail locked", "locked or dismissed in between")
+        #expect(Self.afterCreate(.failed(.cancelled)) == "fail cancelled")
+        #expect(Self.afterCreate(.failed(.noSecretService)) == "fail unreachable", "it answered a moment ago: not headless")
+        #expect(Self.afterCreate(.failed(.noSessionBus(detail: "gone"))) == "fail unreachable")
+        #expect(Self.afterCreate(.failed(.serviceFailure(domain: "d", code: 1, message: "m"))) == "fail keyring")
+        #expect(Self.afterCreate(.foundInvalid(reason: "empty")) == "fail invalid")
+        #expect(Self.afterCreate(.failed(.noDefaultCollection)).hasPrefix("backup-only"))
+        #expect(Self.afterCreate(.foundVoid).hasPrefix("backup-only"), "the documented pending-reset case")
+        #expect(Self.afterCreate(.failed(.noDefaultCollection), hasBackup: false) == "fail keyring", "nowhere to keep it")
+        let headless = Decision.Creation(writesKeyring: false, keyringProblem: .noSecretService, discardsBackup: false, conflicts: [])
+        #expect(Self.afterCreate(.notAttempted, creation: headless).hasPrefix("backup-only"))
+    }
+
+    @Test("an invalid oldest item: the backup serves when the next valid item holds it, and only invalid items go")
+    func invalidOldest() {
+        let bad = KeyringItem(objectPath: "/c/1", attributes: [:], label: "", isLocked: false, created: nil, modified: nil)
+        let good = KeyringItem(objectPath: "/c/2", attributes: [:], label: "", isLocked: false, created: nil, modified: nil)
+        let matching = Reading.invalid(reason: "empty", invalid: [bad], valid: [.init(item: good, value: "backup-id")])
+        guard case .serve(let served) = Decision.decide(Self.facts(matching, Self.present)) else {
+            Issue.record("must serve")
+            return
+        }
+        #expect(served.value == "backup-id" && served.repairs == [.removeTwins([bad])], "the valid item is never removed")
+        // A valid item the backup does not hold may have been handed out: fail, remove nothing.
+        let other = Reading.invalid(reason: "empty", invalid: [bad], valid: [.init(item: good, value: "other-id")])
+        #expect(Self.shape(Decision.decide(Self.facts(other, Self.present))) == "fail keyring")
+        #expect(Self.shape(Decision.decide(Self.facts(matching, .absent))) == "fail keyring")
+    }
+
+    @Test("a reset recorded in the keyring voids copies quarantined before it, not after")
+    func resetVoidsEarlierQuarantine() {
+        let reset = ResetRecord(checksums: [Self.record.checksum], time: Date(timeIntervalSince1970: 1500))
+        let plan = Decision.decide(Self.facts(.absent(reset: reset), Self.present, quarantined: "/b/identifier.corrupt-1"))
+        guard case .create(let creation) = plan else {
+            Issue.record("a copy quarantined before the reset no longer blocks: \(Self.shape(plan))")
+            return
+        }
+        #expect(creation.discardsBackup && creation.discardsQuarantinedBefore == Date(timeIntervalSince1970: 1500))
+        let before = ResetRecord(checksums: [Self.record.checksum], time: Date(timeIntervalSince1970: 1100))
+        #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: before), Self.present, quarantined: "/b/identifier.corrupt-1")))
+                == "fail corrupt", "a copy quarantined after the reset may hold a newer identifier")
     }
 }

@@ -194,8 +194,26 @@ enum FaultTable {
               outcome: "never read through: the record is not served or pushed", exit: 69, kept: .none),
         // One seam for each concern (issue 20): creation outcomes through the decision, one order
         // seam.decide
+        .init(id: "seam.decide.slow-creator", area: "concurrency",
+              scenario: "new app while another process holds the bus-wide creation lock (slow inside its creation), get --timeout 2",
+              outcome: "error \"timed out\", prints nothing, makes no identifier in the keyring or the backup; once the other stores its value and releases, get prints that value",
+              exit: 75, kept: .none),
+        .init(id: "seam.decide.reset-elsewhere-quarantine", area: "environment",
+              scenario: "a backup quarantined earlier, then a reset made in another state directory (a sandbox)",
+              outcome: "the keyring's reset record voids the copy quarantined before it: it is removed and a new identifier is made (a copy quarantined after the reset still blocks, exit 69)",
+              exit: 0, kept: .none),
+        .init(id: "seam.decide.invalid-oldest", area: "bad input",
+              scenario: "the oldest identity item holds an invalid value, a younger valid item holds the backup's identifier",
+              outcome: "the backup's identifier is served; only the invalid item is removed, the valid one is kept (without a matching backup: an error, nothing removed)",
+              exit: 0, kept: .yes),
 
         // seam.order
+        .init(id: "seam.order.waiting-creator", area: "concurrency",
+              scenario: "a first run waits on the creation lock while two items appear whose Created and identity-created orders disagree",
+              outcome: "it adopts the item first made, the one every later read serves (one order everywhere)", exit: 0, kept: .none),
+        .init(id: "seam.order.refused-name", area: "concurrency",
+              scenario: "two first runs at once, one behind xdg-dbus-proxy, which refuses it the creation lock's bus name, with separate runtime and state directories",
+              outcome: "both print the same identifier: a create always searches again and adopts the one winner", exit: 0, kept: .none),
 
         // seam.typed-call
 

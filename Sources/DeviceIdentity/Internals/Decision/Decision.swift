@@ -24,10 +24,23 @@ enum Decision {
         case unreachable(KeyringError)
         /// Locked, timed out, a broken bus, any failure: not absent.
         case failed(KeyringError)
-        /// The oldest item's value breaks the identifier rules; `items` are every identity item.
-        case invalid(reason: String, items: [KeyringItem])
+        /// "The" item's value breaks the identifier rules. `invalid` are the items whose values
+        /// do, `valid` the others with their values, "the" item of those first.
+        case invalid(reason: String, invalid: [KeyringItem], valid: [ValidItem])
         /// This resolver uses no keyring.
         case notUsed
+    }
+
+    /// An identity item whose value keeps the identifier rules.
+    struct ValidItem: Equatable {
+        let item: KeyringItem
+        let value: String
+    }
+
+    /// A backup moved aside as corrupt, and when it was last written.
+    struct QuarantinedCopy: Equatable {
+        let path: String
+        let written: Date?
     }
 
     /// An identity item beside the oldest one, and whether its value differs.
@@ -40,8 +53,8 @@ enum Decision {
     struct Facts: Equatable {
         var keyring: KeyringReading
         var backup: BackupState
-        /// A backup moved aside as corrupt earlier: it may have held the identifier.
-        var quarantinedBackup: String?
+        /// Backups moved aside as corrupt earlier: each may have held the identifier.
+        var quarantinedBackups: [QuarantinedCopy]
         /// A reset that has not reached the keyring yet.
         var pendingReset: PendingReset?
         /// Whether this resolver keeps a backup file at all.
@@ -82,6 +95,8 @@ enum Decision {
         /// The backup held a value a reset voided; it is removed first.
         var discardsBackup: Bool
         var conflicts: [String]
+        /// Quarantined backups written before this reset time are void; they are removed first.
+        var discardsQuarantinedBefore: Date? = nil
     }
 
     enum Plan: Equatable {
@@ -100,6 +115,8 @@ enum Decision {
         var keyring = facts.keyring
         var backup = facts.backup
         var backupIsVoid = false
+        var quarantined = facts.quarantinedBackups
+        var quarantineVoidBefore: Date?
 
         // A reset not yet applied voids the value it recorded, wherever it still is.
         if let pending = facts.pendingReset {
@@ -116,6 +133,13 @@ enum Decision {
             backup = .absent
             backupIsVoid = true
             conflicts.append("the backup file held an identifier that was reset; it was discarded")
+        }
+        // It voids every identifier made before it, so also what a copy quarantined before it held.
+        let writtenBefore = { (copy: QuarantinedCopy, time: Date) in (copy.written ?? .distantFuture) < time }
+        if case .absent(let reset) = keyring, let time = reset.time, quarantined.contains(where: { writtenBefore($0, time) }) {
+            quarantined.removeAll { writtenBefore($0, time) }
+            quarantineVoidBefore = time
+            conflicts.append("a backup moved aside before the identifier was reset was discarded")
         }
 
         var record: BackupRecord?
@@ -142,8 +166,8 @@ enum Decision {
             case .corrupt(let reason, let quarantinedAs):
                 return .backupCorrupt(path: quarantinedAs ?? facts.backupPath, reason: reason)
             default:
-                if let lost = facts.quarantinedBackup {
-                    return .backupCorrupt(path: lost, reason: "it was moved aside earlier because it was corrupt")
+                if let lost = quarantined.first {
+                    return .backupCorrupt(path: lost.path, reason: "it was moved aside earlier because it was corrupt")
                 }
                 return nil
             }
@@ -180,17 +204,30 @@ enum Decision {
                     record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: [])], problem: nil)
             }
             if let failure = backupFailure() { return .fail(failure) }
-            return .create(Creation(writesKeyring: true, keyringProblem: nil, discardsBackup: backupIsVoid, conflicts: conflicts))
+            return .create(
+                Creation(
+                    writesKeyring: true, keyringProblem: nil, discardsBackup: backupIsVoid, conflicts: conflicts,
+                    discardsQuarantinedBefore: quarantineVoidBefore))
 
-        case .invalid(let reason, let items):
+        case .invalid(let reason, let invalid, let valid):
             conflicts.append("keyring item held an invalid identifier (\(reason))")
-            if let record {
-                return fromBackup(
-                    record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: items)], problem: nil)
+            // A valid item may have been handed out: it is never removed here. The backup serves
+            // when it holds the value that becomes "the" item once the invalid ones are gone.
+            if let record, let next = valid.first, sameBytes(next.value, record.identifier) {
+                return .serve(
+                    Served(
+                        value: record.identifier, provenance: .keyring, origin: record.origin, createdAt: record.created,
+                        storedIn: [.keyring, .backup], repairs: [.removeTwins(invalid)], conflicts: conflicts, keyringProblem: nil))
             }
+            if let record, valid.isEmpty {
+                return fromBackup(
+                    record, repairs: [.restoreKeyring(value: record.identifier, origin: record.origin, replacing: invalid)], problem: nil)
+            }
+            let others = valid.isEmpty ? "" : " beside \(valid.count) valid one(s) the backup does not hold"
             return .fail(
                 .keyring(
-                    .invalidArgument("the keyring item for \(facts.scope) holds an invalid identifier (\(reason)); run reset to start over")
+                    .invalidArgument(
+                        "the keyring item for \(facts.scope) holds an invalid identifier (\(reason))\(others); run reset to start over")
                 ))
 
         case .headless(let error):

@@ -56,25 +56,28 @@ extension IdentifierResolver {
         }
 
         if creation.discardsBackup { try backup?.delete() }
+        if let before = creation.discardsQuarantinedBefore { backup?.removeQuarantinedFiles(writtenBefore: before) }
         var stores: Set<Resolution.Store> = []
-        var problem = creation.keyringProblem
         var adoptedExisting = false
-        if creation.writesKeyring {
-            do throws(KeyringError) {
-                switch try insert(value, origin: provenance.description, created: now, budget: budget) {
-                case .inserted:
-                    stores.insert(.keyring)
-                case .existing(_, let other):
-                    // Another process, whatever its environment, created one first: adopt it.
-                    value = other
-                    provenance = .keyring
-                    stores.insert(.keyring)
-                    adoptedExisting = true
-                    notes.conflicts.append("another process stored an identifier first; adopted it")
-                }
-            } catch {
-                problem = error  // e.g. no default collection: the backup alone holds it for now
+        let written =
+            creation.writesKeyring
+            ? writeIfAbsent(value, origin: provenance.description, created: now, budget: budget) : Decision.WriteOutcome.notAttempted
+        let problem: KeyringError?
+        switch Decision.decideAfterCreate(written, value: value, creation: creation, hasBackup: backup != nil, scope: scope) {
+        case .fail(let error):
+            throw error
+        case .keyring(let kept, let adopted):
+            stores.insert(.keyring)
+            problem = nil
+            if adopted {
+                // Another process, whatever its environment, created one first: adopt it.
+                value = kept
+                provenance = .keyring
+                adoptedExisting = true
+                notes.conflicts.append("another process stored an identifier first; adopted it")
             }
+        case .backupOnly(let why):
+            problem = why  // e.g. no default collection: the backup alone holds it for now
         }
         if let backup {
             do throws(IdentityError) {

@@ -36,11 +36,12 @@ extension IdentifierResolver {
         ]) { current, _ in current }
     }
 
+    /// The one order of identity items (Keyring's `ItemOrder`), told which attribute records
+    /// when an identifier was first made. Reads, the create read-back and twin cleanup all use it.
+    static let itemOrder = ItemOrder(firstMadeAttribute: createdAttribute)
+
     /// When the identifier in `item` was first made: its own record of that, else the item's creation.
-    static func identifierCreated(_ item: KeyringItem) -> Date? {
-        if let text = item.attributes[createdAttribute], let seconds = Double(text) { return Date(timeIntervalSince1970: seconds) }
-        return item.created
-    }
+    static func identifierCreated(_ item: KeyringItem) -> Date? { itemOrder.firstMade(item) }
 
     /// The reset record: which identifiers of this scope were reset, as checksums. It carries no
     /// `identity-scope` attribute, so identifier reads never see it.
@@ -101,31 +102,28 @@ extension IdentifierResolver {
     func readKeyring(_ budget: Budget, mayPrompt: Bool = true) -> Decision.KeyringReading {
         guard keyring != nil else { return .notUsed }
         do throws(KeyringError) {
-            // The oldest identifier wins: by the second it was first made (a copy restored from a
-            // backup keeps that time; other clients' items have whole seconds), then as every
-            // reader orders items.
+            // The oldest identifier wins (`itemOrder`: by the second it was first made, ours first
+            // within a second, then as every reader orders items).
             // An identifier is not a secret: it may travel without the session's encryption (README, Security).
             let found = try budget.call(mayPrompt: mayPrompt) { keyring throws(KeyringError) in
                 try keyring.readAllNonSecret(scope.keyringAttributes)
             }
-            // Within one second a foreign item cannot be ordered against ours, and only ours can
-            // have been handed out: ours wins the tie. (Object paths order items by creation on
-            // gnome-keyring, but not on the file backend, where they come from the attributes.)
-            let all = found.sorted { lhs, rhs in
-                let left = (Self.identifierCreated(lhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
-                let right = (Self.identifierCreated(rhs.item)?.timeIntervalSince1970 ?? 0).rounded(.down)
-                if left != right { return left < right }
-                let leftOurs = lhs.item.attributes[Self.createdAttribute] != nil
-                let rightOurs = rhs.item.attributes[Self.createdAttribute] != nil
-                return leftOurs != rightOurs ? leftOurs : KeyringItem.isOlder(lhs.item, rhs.item)
-            }
+            let all = found.sorted { Self.itemOrder.precedes($0.item, $1.item) }
             guard let first = all.first else { return .absent(reset: ResetRecord()) }
             noteKeyringServed()
             guard case .success(let value) = IdentifierText.normalize(first.secret) else {
-                if case .failure(let rejection) = IdentifierText.normalize(first.secret) {
-                    return .invalid(reason: rejection.reason, items: all.map(\.item))
+                var reason = "unreadable"
+                if case .failure(let rejection) = IdentifierText.normalize(first.secret) { reason = rejection.reason }
+                var invalid: [KeyringItem] = []
+                var valid: [Decision.ValidItem] = []
+                for (item, secret) in all {
+                    if case .success(let text) = IdentifierText.normalize(secret) {
+                        valid.append(.init(item: item, value: text))
+                    } else {
+                        invalid.append(item)
+                    }
                 }
-                return .invalid(reason: "unreadable", items: all.map(\.item))
+                return .invalid(reason: reason, invalid: invalid, valid: valid)
             }
             let twins = all.dropFirst().map { other in
                 let same: Bool
@@ -162,15 +160,19 @@ extension IdentifierResolver {
         if case .present = backup?.read(quarantine: false) ?? .absent { backupHoldsValue = true }
         var keyringNow = readKeyring(budget, mayPrompt: !backupHoldsValue)
         let backupNow = backup?.read(quarantine: quarantine) ?? .absent
-        // Only a backup about to be restored into the keyring needs the reset record.
-        if case .absent = keyringNow, case .present = backupNow {
+        // Only a backup about to be restored into the keyring, or a quarantined one that blocks
+        // creation, needs the reset record.
+        let quarantined = backup?.quarantinedCopies() ?? []
+        var needsResetRecord = !quarantined.isEmpty
+        if case .present = backupNow { needsResetRecord = true }
+        if case .absent = keyringNow, needsResetRecord {
             switch readTombstone(budget) {
             case .success(let reset): keyringNow = .absent(reset: reset)
             case .failure(let error): keyringNow = .failed(error)
             }
         }
         return Decision.Facts(
-            keyring: keyringNow, backup: backupNow, quarantinedBackup: backup?.quarantinedFiles().first,
+            keyring: keyringNow, backup: backupNow, quarantinedBackups: quarantined,
             pendingReset: backup?.pendingReset(), hasBackup: backup != nil, backupPath: backup?.path ?? "", scope: scope,
             now: Date())
     }

@@ -99,24 +99,24 @@ extension IdentifierResolver {
                     for item in replacing { try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) } }
                     // Checked and restored under the lock resets take: a reset that ran since the
                     // stores were read wins, and the old backup is never written back.
-                    let restored = try withScopeCreationLock(budget) { () throws(KeyringError) -> Inserted? in
+                    let restored = try withScopeCreationLock(budget) { () throws(KeyringError) -> Decision.WriteOutcome? in
                         switch readTombstone(budget) {
                         case .success(let reset):
                             let record = BackupRecord(scope: scope, identifier: value, created: restoredCreated, origin: origin)
                             if reset.voids(record) { return nil }
                         case .failure(let error): throw error
                         }
-                        return try insert(value, origin: origin, created: restoredCreated, budget: budget)
+                        return writeIfAbsent(value, origin: origin, created: restoredCreated, budget: budget)
                     }
                     guard let restored else {
                         notes.conflicts.append("the backup's identifier was reset meanwhile")
                         return nil
                     }
                     switch restored {
-                    case .inserted:
+                    case .stored:
                         served.storedIn.insert(.keyring)
                         notes.repairs.append("keyring item restored from the backup file")
-                    case .existing(_, let other):
+                    case .found(let other, _):
                         // Another process stored an identifier first: the keyring's wins, and the
                         // backup follows it.
                         served.value = other
@@ -125,6 +125,15 @@ extension IdentifierResolver {
                         notes.conflicts.append("the keyring already held another identifier; the keyring's wins")
                         let record = BackupRecord(scope: scope, identifier: other, created: Date(), origin: "keyring")
                         if (try? backup?.write(record)) != nil { served.storedIn.insert(.backup) }
+                    case .foundInvalid(let reason):
+                        served.keyringProblem = .invalidArgument("the keyring item for \(scope) holds an invalid identifier (\(reason))")
+                    case .foundVoid:
+                        served.keyringProblem = .serviceFailure(
+                            domain: "keyring-identity", code: 2, message: "a pending reset cannot complete yet")
+                    case .failed(let error):
+                        served.keyringProblem = error
+                    case .notAttempted:
+                        break
                     }
                 } catch {
                     served.keyringProblem = error
@@ -134,39 +143,35 @@ extension IdentifierResolver {
         return resolution(served, dryRun: false, needsRepair: false, notes: notes)
     }
 
-    enum Inserted {
-        case inserted
-        case existing(item: KeyringItem, value: String)
-    }
-
-    /// Create-if-absent in the keyring, then read back. An existing item is adopted, never overwritten.
-    func insert(_ value: String, origin: String, created: Date, budget: Budget) throws(KeyringError) -> Inserted {
-        let outcome = try budget.call { keyring throws(KeyringError) in
-            try keyring.insertIfAbsent(
-                Data(value.utf8), attributes: itemAttributes(origin: origin, created: created), matching: scope.keyringAttributes,
-                label: itemLabel)
-        }
-        noteKeyringServed()
-        switch outcome {
-        case .inserted:
+    /// Create-if-absent in the keyring, then search again and read "the" item back, whatever the
+    /// lock did: that item, not the write's own answer, says what the keyring holds. An existing
+    /// item is adopted, never overwritten. Never throws: every outcome goes to the decision.
+    func writeIfAbsent(_ value: String, origin: String, created: Date, budget: Budget) -> Decision.WriteOutcome {
+        do throws(KeyringError) {
+            _ = try budget.call { keyring throws(KeyringError) in
+                try keyring.insertIfAbsent(
+                    Data(value.utf8), attributes: itemAttributes(origin: origin, created: created), matching: scope.keyringAttributes,
+                    label: itemLabel, order: Self.itemOrder)
+            }
+            noteKeyringServed()
             let readBack = try budget.call { keyring throws(KeyringError) in try keyring.readAllNonSecret(scope.keyringAttributes) }
-            guard let first = readBack.first, first.secret == Data(value.utf8) else {
-                throw .serviceFailure(domain: "keyring-identity", code: 1, message: "the identifier did not read back the same")
+            guard let first = readBack.min(by: { Self.itemOrder.precedes($0.item, $1.item) }) else {
+                // Removed between the write and the read (a reset elsewhere): nothing to serve.
+                return .failed(.serviceFailure(domain: "keyring-identity", code: 1, message: "the identifier did not read back"))
             }
-            return .inserted
-        case .existing(let item, let secret):
-            guard case .success(let other) = IdentifierText.normalize(secret) else {
-                throw .invalidArgument("the keyring item for \(scope) holds an invalid identifier; run reset to start over")
+            guard case .success(let other) = IdentifierText.normalize(first.secret) else {
+                if case .failure(let rejection) = IdentifierText.normalize(first.secret) { return .foundInvalid(reason: rejection.reason) }
+                return .foundInvalid(reason: "unreadable")
             }
-            if Decision.sameBytes(other, value) { return .inserted }
+            if Decision.sameBytes(other, value) { return .stored }
             // A value a pending reset voids is never adopted, even when the reset cannot complete
             // yet (say the keyring's default collection is locked while the item sits in another).
-            if let pending = backup?.pendingReset(), pending.voids(value: other, created: Self.identifierCreated(item)) {
-                throw .serviceFailure(
-                    domain: "keyring-identity", code: 2,
-                    message: "the keyring still holds an identifier that a pending reset removes, and the reset cannot complete yet")
+            if let pending = backup?.pendingReset(), pending.voids(value: other, created: Self.identifierCreated(first.item)) {
+                return .foundVoid
             }
-            return .existing(item: item, value: other)
+            return .found(other, item: first.item)
+        } catch {
+            return .failed(error)
         }
     }
 

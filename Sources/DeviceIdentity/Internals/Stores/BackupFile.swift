@@ -233,6 +233,16 @@ struct BackupFile: Sendable {
         }
     }
 
+    /// `quarantinedFiles()`, each with when it was last written.
+    func quarantinedCopies() -> [Decision.QuarantinedCopy] {
+        quarantinedFiles().map { file in
+            var info = stat()
+            guard lstat(file, &info) == 0 else { return .init(path: file, written: nil) }
+            let seconds = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            return .init(path: file, written: Date(timeIntervalSince1970: seconds))
+        }
+    }
+
     /// Backups moved aside earlier. While any exists, an unreachable keyring is not proof of
     /// absence: the lost backup may have held the identifier.
     func quarantinedFiles() -> [String] {

@@ -247,7 +247,7 @@ struct FileKeyring: ~Copyable {
                     created: UInt64(secret_retrievable_get_created(item)), modified: UInt64(secret_retrievable_get_modified(item))))
             node = current.pointee.next
         }
-        return result.sorted { KeyringItem.isOlder($0.keyringItem, $1.keyringItem) }
+        return result.sorted { ItemOrder.standard.precedes($0.keyringItem, $1.keyringItem) }
     }
 
     /// The items whose attributes include `attributes`, oldest first.

@@ -79,7 +79,10 @@ extension ServiceCall {
                 remainingMilliseconds, cancellable, &error)
             if let error {
                 defer { g_error_free(error) }
-                if KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.AccessDenied" { return .refused }
+                // A bus policy answers AccessDenied; xdg-dbus-proxy (a Flatpak without --own) hides
+                // the name with ServiceUnknown, which the bus itself never sends.
+                let refusals = ["org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown"]
+                if let remote = KeyringError.remoteName(of: error), refusals.contains(remote) { return .refused }
                 throw KeyringError(gError: error, phase: .talking)
             }
             let code = kr_variant_tuple_u32(reply)

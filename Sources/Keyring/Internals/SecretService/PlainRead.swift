@@ -135,7 +135,7 @@ enum PlainRead {
             found.append(Match(path: path, item: item, secret: Data(bytes: bytes, count: length)))
         }
         guard withProperties else { return found }
-        return found.sorted { KeyringItem.isOlder($0.item!, $1.item!) }
+        return found.sorted { ItemOrder.standard.precedes($0.item!, $1.item!) }
     }
 
     /// Whether libsecret's session at `path` on `connection` has the path of the plain session:

@@ -22,7 +22,7 @@ extension ServiceCall {
                 if let item = try properties(at: path, isLocked: isLocked) { items.append(item) }
             }
         }
-        return items.sorted(by: KeyringItem.isOlder)
+        return ItemOrder.standard.sorted(items)
     }
 
     /// The object paths of matching items, unlocked and locked: one SearchItems call, which
