@@ -130,12 +130,13 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     }
 
     /// Deletes the legacy copy, and only it (only called after a verified migration).
-    func removeLegacy(item: KeyringItem?, keyring: Keyring) throws(IdentityError) {
+    func removeLegacy(item: KeyringItem?, keyring: Keyring?) throws(IdentityError) {
         guard removesLegacyCopy else { return }
         switch kind {
         case .keyringItem, .secretStore:
-            // Exactly the item the value was read from; other clients' items stay.
-            guard let item else { return }
+            // Exactly the item the value was read from; other clients' items stay. Only the
+            // resolver's keyring, with its time left: never `Keyring.default`.
+            guard let item, let keyring else { return }
             do throws(KeyringError) { try keyring.delete(item: item) } catch { throw .keyring(error) }
         case .file(let path):
             if unlink(path) != 0 && errno != ENOENT { throw unreadable(Errno.text(errno)) }

@@ -97,7 +97,7 @@ extension IdentifierResolver {
         // when this resolver has no keyring at all.
         var removed = false
         if let adopted, !adoptedExisting, adopted.source.removesLegacyCopy, stores.contains(.keyring) || keyring == nil {
-            try adopted.source.removeLegacy(item: adopted.item, keyring: budget.currentKeyring ?? .default)
+            try adopted.source.removeLegacy(item: adopted.item, keyring: budget.currentKeyring)
             removed = true
         } else if let adopted, !adoptedExisting, adopted.source.removesLegacyCopy {
             notes.conflicts.append("the legacy copy was kept because the keyring does not hold the identifier yet")
