@@ -62,7 +62,15 @@ enum BusCall {
 
     /// The typed error for a failed call: a wrong shape names the method; the rest map as GErrors do.
     static func keyringError(_ error: UnsafeMutablePointer<GError>, naming name: String) -> KeyringError {
-        isWrongShape(error) ? wrongShape(name) : KeyringError(gError: error, phase: .talking)
+        if isWrongShape(error) { return wrongShape(name) }
+        let mapped = KeyringError(gError: error, phase: .talking)
+        // A method the service does not have (that is not a vanished object) is named too.
+        if KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.UnknownMethod",
+            case .serviceFailure(let domain, let code, let message) = mapped
+        {
+            return .serviceFailure(domain: domain, code: code, message: "the service does not answer \(name): \(message)")
+        }
+        return mapped
     }
 
     /// GDBus's answer to a reply whose type is not the one asked for (a local error, not the peer's).
