@@ -84,14 +84,16 @@ enum BusCall {
     }
 
     /// "No such object" in the forms gnome-keyring, KWallet, KeePassXC and the bus use. GDBus (gnome-keyring)
-    /// answers a path with no object on it with UnknownMethod "No such interface … on object at path …";
-    /// any other UnknownMethod is a failure, not a vanished object.
+    /// answers a path with no object on it with UnknownMethod, worded "Object does not exist at path …"
+    /// (a subtree, as gnome-keyring's items are) or "No such interface … on object at path …"; any other
+    /// UnknownMethod is a failure, not a vanished object.
     static func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
         guard let name = KeyringError.remoteName(of: error) else { return false }
         let message = error.pointee.message.map { String(cString: $0) } ?? ""
         switch name {
         case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.Secret.Error.NoSuchObject": return true
-        case "org.freedesktop.DBus.Error.UnknownMethod": return message.contains("on object at path")
+        case "org.freedesktop.DBus.Error.UnknownMethod":
+            return message.contains("Object does not exist at path") || message.contains("on object at path")
         case "org.freedesktop.DBus.Error.InvalidArgs": return message.contains(kwalletNoSuchItem)
         default: return false
         }

@@ -10,7 +10,9 @@ package enum BusProbe {
         guard let connection = sessionBus() else { return false }
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
         for method in ["ListNames", "ListActivatableNames"] {
-            let listed = call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method, nil, reply: "(as)") {
+            let listed = call(
+                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method, nil, reply: "(as)"
+            ) {
                 kr_variant_tuple_strings_contains($0, name) != 0
             }
             if listed == true { return true }
@@ -27,7 +29,8 @@ package enum BusProbe {
         guard
             let path = call(
                 connection, "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service",
-                "OpenSession", kr_open_plain_session_tuple(), reply: "(vo)", { reply -> String? in
+                "OpenSession", kr_open_plain_session_tuple(), reply: "(vo)",
+                { reply -> String? in
                     guard let path = kr_open_session_path(reply) else { return nil }
                     defer { g_free(path) }
                     return String(cString: path)

@@ -112,7 +112,9 @@ extension ServiceCall {
         // Not cancellable: a lock must be released even when the operation was cancelled. If this
         // fails the bus still releases the name when the connection closes.
         _ = try? BusCall.call(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName", kr_variant_string_tuple(name),
-            reply: "(u)", timeout: 2000, cancellable: nil, flags: G_DBUS_CALL_FLAGS_NONE) { _ in () }
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
+            kr_variant_string_tuple(name),
+            reply: "(u)", timeout: 2000, cancellable: nil, flags: G_DBUS_CALL_FLAGS_NONE
+        ) { _ in () }
     }
 }

@@ -133,7 +133,9 @@ enum ItemPathCache {
     /// without awaiting replies: the bus applies them before any later call of this connection.
     private static func replaceRules(_ state: inout State, _ connection: OpaquePointer, _ current: String) {
         for rule in rules(for: state.ruleOwner) {
-            BusCall.send(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RemoveMatch", kr_variant_string_tuple(rule))
+            BusCall.send(
+                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RemoveMatch",
+                kr_variant_string_tuple(rule))
         }
         for rule in rules(for: current) { addMatch(connection, rule) }
         state.ruleOwner = current
@@ -141,7 +143,8 @@ enum ItemPathCache {
     }
 
     private static func addMatch(_ connection: OpaquePointer, _ rule: String) {
-        BusCall.send(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", kr_variant_string_tuple(rule))
+        BusCall.send(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", kr_variant_string_tuple(rule))
     }
 
     /// Whether an incoming signal is one of the Secret Service's, or a change of its owner (which it follows).

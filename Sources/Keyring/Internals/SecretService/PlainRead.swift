@@ -76,7 +76,9 @@ enum PlainRead {
         let table = kr_string_table_new()!
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
-        let first = try Calls(methods: [serviceInterface + ".SearchItems"] + (known == nil ? [serviceInterface + ".OpenSession"] : []), deadline: deadline) {
+        let first = try Calls(
+            methods: [serviceInterface + ".SearchItems"] + (known == nil ? [serviceInterface + ".OpenSession"] : []), deadline: deadline
+        ) {
             calls, milliseconds in
             kr_call_start(
                 connection, service, servicePath, serviceInterface, "SearchItems", kr_variant_attributes_tuple(table), "(aoao)",
@@ -101,7 +103,8 @@ enum PlainRead {
 
         // Round trip 2: every secret in one GetSecrets, and each item's properties, all in flight at once.
         let getAll = paths.map { "Properties.GetAll(\($0))" }
-        let second = try Calls(methods: [serviceInterface + ".GetSecrets"] + (withProperties ? getAll : []), deadline: deadline) { calls, milliseconds in
+        let second = try Calls(methods: [serviceInterface + ".GetSecrets"] + (withProperties ? getAll : []), deadline: deadline) {
+            calls, milliseconds in
             let vector = paths.map { strdup($0) } + [nil]
             defer { for pointer in vector { free(pointer) } }
             vector.withUnsafeBufferPointer { buffer in

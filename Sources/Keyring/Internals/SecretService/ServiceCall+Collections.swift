@@ -10,12 +10,14 @@ extension ServiceCall {
     /// does not count; a `Collections` or `Locked` that does not parse is a failure, never "unlocked".
     func anyCollectionLocked() throws(KeyringError) -> Bool {
         guard
-            let paths = try property("Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", {
-                value -> [String]? in
-                guard let paths = kr_variant_object_paths(value) else { return nil }
-                defer { g_strfreev(paths) }
-                return Self.strings(paths)
-            })
+            let paths = try property(
+                "Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
+                {
+                    value -> [String]? in
+                    guard let paths = kr_variant_object_paths(value) else { return nil }
+                    defer { g_strfreev(paths) }
+                    return Self.strings(paths)
+                })
         else { return false }
         for path in paths {
             if try collectionLocked(at: path) == true { return true }
@@ -85,7 +87,8 @@ extension ServiceCall {
     /// One call to the Secret Service's owner, straight on the connection, its reply read by
     /// `parse`; nil when the object does not exist.
     func callService<T>(
-        _ path: String, interface: String, method: String, _ parameters: OpaquePointer?, reply replyType: String, naming name: String? = nil,
+        _ path: String, interface: String, method: String, _ parameters: OpaquePointer?, reply replyType: String,
+        naming name: String? = nil,
         _ parse: (OpaquePointer) -> T?
     ) throws(KeyringError) -> T? {
         let proxy = kr_service_proxy(service)

@@ -178,7 +178,8 @@ extension ServiceCall {
         // Without a default collection libsecret would ask the service to create one, which prompts.
         guard
             let collectionPath = try callService(
-                servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)", {
+                servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)",
+                {
                     reply -> String? in
                     guard let path = kr_variant_tuple_objpath(reply) else { return nil }
                     defer { g_free(path) }
@@ -200,7 +201,8 @@ extension ServiceCall {
         guard
             let (itemPath, promptPath) = try callService(
                 collectionPath, interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
-                kr_create_item_tuple(label, table, encoded), reply: "(oo)", {
+                kr_create_item_tuple(label, table, encoded), reply: "(oo)",
+                {
                     reply -> (String, String)? in
                     var item: UnsafeMutablePointer<gchar>? = nil
                     var prompt: UnsafeMutablePointer<gchar>? = nil
@@ -283,7 +285,8 @@ extension ServiceCall {
         }
         do throws(KeyringError) {
             let done: ()? = try callService(
-                path, interface: "org.freedesktop.Secret.Item", method: "SetSecret", kr_variant_tuple_of(encoded), reply: "()") { _ in () }
+                path, interface: "org.freedesktop.Secret.Item", method: "SetSecret", kr_variant_tuple_of(encoded), reply: "()"
+            ) { _ in () }
             if done == nil { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
         } catch .locked {
             throw .locked(itemExists: true)

@@ -64,7 +64,8 @@ extension ServiceCall {
 
         do throws(KeyringError) {
             // Prompt(window-id): "" as libsecret sends when it knows no window.
-            _ = try callReturning({ _ in () }, connection, owner, prompt, Self.promptInterface, "Prompt", kr_variant_string_tuple(""), reply: "()")
+            _ = try callReturning(
+                { _ in () }, connection, owner, prompt, Self.promptInterface, "Prompt", kr_variant_string_tuple(""), reply: "()")
             while !wait.completed && g_cancellable_is_cancelled(cancellable) == 0 {
                 // A timeout source as a backstop; cancellation normally wakes the loop first.
                 let timer = g_timeout_source_new(UInt32(remainingMilliseconds))!
