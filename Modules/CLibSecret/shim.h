@@ -42,7 +42,7 @@ static inline guint32 kr_variant_tuple_u32(GVariant *reply) {
     return value;
 }
 
-/// Item properties from a `Properties.GetAll` reply, `(a{sv})`. Missing ones read as empty/0/FALSE.
+/// Item properties from a `Properties.GetAll` reply, `(a{sv})`; a missing label reads as empty.
 typedef struct {
     GHashTable *attributes;  /* owned string table; free with g_hash_table_unref */
     gchar *label;            /* owned; free with g_free */
@@ -51,25 +51,29 @@ typedef struct {
     gboolean locked;
 } KRItemProperties;
 
-static inline KRItemProperties kr_item_properties(GVariant *reply) {
-    KRItemProperties properties = { kr_string_table_new(), g_strdup(""), 0, 0, FALSE };
-    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(a{sv})"))) return properties;
+/// FALSE (with nothing to free) when the reply has another shape, or lacks the attributes, either date
+/// or the lock state, or has them of another type: a malformed item is never read as one with no dates.
+static inline gboolean kr_item_properties(GVariant *reply, KRItemProperties *properties) {
+    *properties = (KRItemProperties){ NULL, NULL, 0, 0, FALSE };
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(a{sv})"))) return FALSE;
     GVariant *dict = g_variant_get_child_value(reply, 0);
     GVariant *attributes = g_variant_lookup_value(dict, "Attributes", G_VARIANT_TYPE("a{ss}"));
-    if (attributes) {
+    GVariant *label = g_variant_lookup_value(dict, "Label", NULL);
+    gboolean ok = attributes && (!label || g_variant_is_of_type(label, G_VARIANT_TYPE_STRING))
+        && g_variant_lookup(dict, "Created", "t", &properties->created) && g_variant_lookup(dict, "Modified", "t", &properties->modified)
+        && g_variant_lookup(dict, "Locked", "b", &properties->locked);
+    if (ok) {
+        properties->attributes = kr_string_table_new();
         GVariantIter iter;
         const gchar *key, *value;
         g_variant_iter_init(&iter, attributes);
-        while (g_variant_iter_next(&iter, "{&s&s}", &key, &value)) kr_string_table_insert(properties.attributes, key, value);
-        g_variant_unref(attributes);
+        while (g_variant_iter_next(&iter, "{&s&s}", &key, &value)) kr_string_table_insert(properties->attributes, key, value);
+        properties->label = g_strdup(label ? g_variant_get_string(label, NULL) : "");
     }
-    const gchar *label = NULL;
-    if (g_variant_lookup(dict, "Label", "&s", &label)) { g_free(properties.label); properties.label = g_strdup(label); }
-    g_variant_lookup(dict, "Created", "t", &properties.created);
-    g_variant_lookup(dict, "Modified", "t", &properties.modified);
-    g_variant_lookup(dict, "Locked", "b", &properties.locked);
+    if (attributes) g_variant_unref(attributes);
+    if (label) g_variant_unref(label);
     g_variant_unref(dict);
-    return properties;
+    return ok;
 }
 
 /// `("org.freedesktop.Secret.Item")` for Properties.GetAll.
@@ -402,14 +406,18 @@ static void kr_call_finished(GObject *source, GAsyncResult *result, gpointer dat
 }
 
 /// Starts a call (never auto-starting the service) whose reply is dispatched on the thread-default
-/// main context; `parameters` is consumed if floating.
+/// main context; `parameters` is consumed if floating. A reply not of `reply_type` fails the call
+/// with G_IO_ERROR_INVALID_ARGUMENT (read by BusCall.keyringError, as for every other call).
 static inline void kr_call_start(GDBusConnection *connection, const char *destination, const char *path, const char *interface,
-                                 const char *method, GVariant *parameters, gint timeout_ms, GCancellable *cancellable, KRCall *call) {
+                                 const char *method, GVariant *parameters, const char *reply_type, gint timeout_ms,
+                                 GCancellable *cancellable, KRCall *call) {
     call->reply = NULL;
     call->error = NULL;
     call->done = FALSE;
-    g_dbus_connection_call(connection, destination, path, interface, method, parameters, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START,
+    GVariantType *type = g_variant_type_new(reply_type);
+    g_dbus_connection_call(connection, destination, path, interface, method, parameters, type, G_DBUS_CALL_FLAGS_NO_AUTO_START,
                            timeout_ms, cancellable, kr_call_finished, call);
+    g_variant_type_free(type);
 }
 
 /// Iterates `context` until every call in `calls` is done (each ends by reply, error, timeout or cancellation).
@@ -475,6 +483,38 @@ static inline const GVariantType *kr_variant_type_objpath(void) { return G_VARIA
 /// The path in a prompt's result, an `o` variant; NULL for another shape. Free with g_free.
 static inline gchar *kr_variant_objpath(GVariant *value) {
     return value && g_variant_is_of_type(value, G_VARIANT_TYPE_OBJECT_PATH) ? g_variant_dup_string(value, NULL) : NULL;
+}
+
+// Checking a KWallet session key against a plain session (Providers/SessionCheck.swift).
+
+/// `(o)` tuple, e.g. the session for Item.GetSecret.
+static inline GVariant *kr_variant_objpath_tuple(const char *path) {
+    return g_variant_new("(o)", path);
+}
+
+/// The value bytes of an Item.GetSecret reply, `((oayays))`, as a new `ay` variant (g_variant_unref);
+/// NULL for another shape.
+static inline GVariant *kr_get_secret_reply_value(GVariant *reply) {
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("((oayays))"))) return NULL;
+    GVariant *secret = g_variant_get_child_value(reply, 0);
+    GVariant *value = g_variant_get_child_value(secret, 2);
+    g_variant_unref(secret);
+    return value;
+}
+
+// Counting the Secret Service's signals on GDBus's worker thread (SecretService/ItemPathCache.swift).
+
+/// The new owner in a NameOwnerChanged signal, `(sss)`, owned (g_free); NULL for another shape.
+static inline gchar *kr_name_owner_changed_new_owner(GDBusMessage *message) {
+    GVariant *body = g_dbus_message_get_body(message);
+    if (!body || !g_variant_is_of_type(body, G_VARIANT_TYPE("(sss)"))) return NULL;
+    const gchar *owner = NULL;
+    g_variant_get(body, "(&s&s&s)", NULL, NULL, &owner);
+    return g_strdup(owner);
+}
+
+static inline gboolean kr_message_is_incoming_signal(GDBusMessage *message, gboolean incoming) {
+    return incoming && g_dbus_message_get_message_type(message) == G_DBUS_MESSAGE_TYPE_SIGNAL;
 }
 
 #endif

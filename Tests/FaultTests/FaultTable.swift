@@ -216,6 +216,18 @@ enum FaultTable {
               outcome: "both print the same identifier: a create always searches again and adopts the one winner", exit: 0, kept: .none),
 
         // seam.typed-call
+        .init(id: "seam.typed-call.wrong-shape", area: "environment",
+              scenario: "the Secret Service answers SearchItems, an item's GetAll, Collections or Locked with a reply of the wrong shape, or GetAll with UnknownMethod",
+              outcome: "error naming the method (\"unexpected shape\"), never read as absent: nothing printed, no item or backup created",
+              exit: 70, kept: .none),
+        .init(id: "seam.typed-call.signal-flood", area: "environment",
+              scenario: "an app read once, then idles while another client broadcasts 100,000 PropertiesChanged signals",
+              outcome: "only the Secret Service's own signals are matched; the app grows by under 8 MiB and still sees a real change",
+              exit: nil, kept: .notApplicable),
+        .init(id: "seam.typed-call.kwallet-read-only", area: "environment",
+              scenario: "KWallet: doctor and reads in a fresh process, no session-check item yet",
+              outcome: "the session is checked without writing (against a plain-session read); only a write creates the check item",
+              exit: 0, kept: .notApplicable),
 
         // seam.deadline
         .init(id: "deadline.hung-daemon.two-threads", area: "environment",

@@ -10,10 +10,12 @@ package enum BusProbe {
         guard let connection = sessionBus() else { return false }
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
         for method in ["ListNames", "ListActivatableNames"] {
-            guard let reply = call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method, nil)
-            else { continue }
-            defer { g_variant_unref(reply) }
-            if kr_variant_tuple_strings_contains(reply, name) != 0 { return true }
+            let listed = call(
+                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method, nil, reply: "(as)"
+            ) {
+                kr_variant_tuple_strings_contains($0, name) != 0
+            }
+            if listed == true { return true }
         }
         return false
     }
@@ -25,16 +27,16 @@ package enum BusProbe {
         guard let connection = sessionBus() else { return false }
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
         guard
-            let reply = call(
+            let path = call(
                 connection, "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service",
-                "OpenSession", kr_open_plain_session_tuple())
+                "OpenSession", kr_open_plain_session_tuple(), reply: "(vo)",
+                { reply -> String? in
+                    guard let path = kr_open_session_path(reply) else { return nil }
+                    defer { g_free(path) }
+                    return String(cString: path)
+                })
         else { return false }
-        defer { g_variant_unref(reply) }
-        guard let path = kr_open_session_path(reply) else { return false }
-        defer { g_free(path) }
-        if let closed = call(connection, "org.freedesktop.secrets", String(cString: path), "org.freedesktop.Secret.Session", "Close", nil) {
-            g_variant_unref(closed)
-        }
+        _ = call(connection, "org.freedesktop.secrets", path, "org.freedesktop.Secret.Session", "Close", nil, reply: "()") { _ in () }
         return true
     }
 
@@ -46,13 +48,12 @@ package enum BusProbe {
         return connection
     }
 
-    private static func call(
-        _ connection: OpaquePointer, _ name: String, _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer?
-    ) -> OpaquePointer? {
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
-            connection, name, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, &error)
-        if let error { g_error_free(error) }
-        return reply
+    /// One call with a short timeout; nil on any error.
+    private static func call<T>(
+        _ connection: OpaquePointer, _ name: String, _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer?,
+        reply replyType: String, _ parse: (OpaquePointer) -> T?
+    ) -> T? {
+        try? BusCall.call(
+            connection, name, path, interface, method, parameters, reply: replyType, timeout: 2000, cancellable: nil, parse: parse)
     }
 }

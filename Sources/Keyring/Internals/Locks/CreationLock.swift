@@ -72,21 +72,18 @@ extension ServiceCall {
         }
         var pause: Duration = .milliseconds(1)
         while true {
-            var error: UnsafeMutablePointer<GError>? = nil
-            let reply = g_dbus_connection_call_sync(
+            // nil: the bus refused the name (a filtering proxy); the flock stands in.
+            let code = try BusCall.call(
                 connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
-                kr_variant_name_flags_tuple(name, Self.doNotQueue), nil, G_DBUS_CALL_FLAGS_NONE,
-                remainingMilliseconds, cancellable, &error)
-            if let error {
-                defer { g_error_free(error) }
-                // A bus policy answers AccessDenied; xdg-dbus-proxy (a Flatpak without --own) hides
-                // the name with ServiceUnknown, which the bus itself never sends.
-                let refusals = ["org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown"]
-                if let remote = KeyringError.remoteName(of: error), refusals.contains(remote) { return .refused }
-                throw KeyringError(gError: error, phase: .talking)
-            }
-            let code = kr_variant_tuple_u32(reply)
-            if let reply { g_variant_unref(reply) }
+                kr_variant_name_flags_tuple(name, Self.doNotQueue), reply: "(u)", timeout: remainingMilliseconds, cancellable: cancellable,
+                flags: G_DBUS_CALL_FLAGS_NONE,
+                orOnError: { error -> guint32?? in
+                    // A bus policy answers AccessDenied; xdg-dbus-proxy (a Flatpak without --own)
+                    // hides the name with ServiceUnknown, which the bus itself never sends.
+                    let refusals = ["org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown"]
+                    return KeyringError.remoteName(of: error).map(refusals.contains) == true ? .some(nil) : nil
+                }, parse: { reply -> guint32?? in kr_variant_tuple_u32(reply) })
+            guard let code else { return .refused }
             switch code {
             case 1: return .acquired  // PRIMARY_OWNER
             case 4: return .alreadyOwned  // ALREADY_OWNER: a nested creation in this process
@@ -103,11 +100,10 @@ extension ServiceCall {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else { return }
         // Not cancellable: a lock must be released even when the operation was cancelled. If this
         // fails the bus still releases the name when the connection closes.
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
+        _ = try? BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
-            kr_variant_string_tuple(name), nil, G_DBUS_CALL_FLAGS_NONE, 2000, nil, &error)
-        if let error { g_error_free(error) }
-        if let reply { g_variant_unref(reply) }
+            kr_variant_string_tuple(name),
+            reply: "(u)", timeout: 2000, cancellable: nil, flags: G_DBUS_CALL_FLAGS_NONE
+        ) { _ in () }
     }
 }

@@ -35,7 +35,7 @@ extension ServiceCall {
         if let known = Self.knownOwner.withLock({ $0 }), known.name == owner { return known }
         let kwalletOwner = call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-            "GetNameOwner", kr_variant_string_tuple(Self.kwalletName), kr_variant_tuple_string)
+            "GetNameOwner", kr_variant_string_tuple(Self.kwalletName), reply: "(s)", kr_variant_tuple_string)
         defer { g_free(kwalletOwner) }
         let answer = (name: owner, isKWallet: kwalletOwner.map { owner == String(cString: $0) } ?? false)
         Self.knownOwner.withLock { $0 = answer }
@@ -49,14 +49,17 @@ extension ServiceCall {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
             secretServiceOwner()?.isKWallet == true, !Self.promptsOnOpen()
         else { return }
-        guard let wallet = kwallet(connection, "networkWallet", nil, kr_variant_tuple_string) else { return }
+        guard let wallet = kwallet(connection, "networkWallet", nil, reply: "(s)", kr_variant_tuple_string) else { return }
         defer { g_free(wallet) }
-        guard kwallet(connection, "isOpen", kr_variant_string_tuple(wallet), { kr_variant_tuple_bool($0) != 0 }) == true else { return }
-        guard let handle = kwallet(connection, "open", kr_kwallet_open_tuple(wallet, Self.kwalletAppID), { kr_variant_tuple_i32($0) }),
+        guard kwallet(connection, "isOpen", kr_variant_string_tuple(wallet), reply: "(b)", { kr_variant_tuple_bool($0) != 0 }) == true
+        else { return }
+        guard
+            let handle = kwallet(
+                connection, "open", kr_kwallet_open_tuple(wallet, Self.kwalletAppID), reply: "(i)", { kr_variant_tuple_i32($0) }),
             handle >= 0
         else { return }
-        _ = kwallet(connection, "sync", kr_kwallet_handle_tuple(handle, Self.kwalletAppID)) { _ in () }
-        _ = kwallet(connection, "close", kr_kwallet_close_tuple(handle, Self.kwalletAppID)) { _ in () }
+        _ = kwallet(connection, "sync", kr_kwallet_handle_tuple(handle, Self.kwalletAppID), reply: "()") { _ in () }
+        _ = kwallet(connection, "close", kr_kwallet_close_tuple(handle, Self.kwalletAppID), reply: "(i)") { _ in () }
     }
 
     /// True when kwalletrc asks kwalletd to confirm each application that opens a wallet.
@@ -77,26 +80,19 @@ extension ServiceCall {
     }
 
     private func kwallet<T>(
-        _ connection: OpaquePointer, _ method: String, _ parameters: OpaquePointer?, _ read: (OpaquePointer?) -> T?
+        _ connection: OpaquePointer, _ method: String, _ parameters: OpaquePointer?, reply replyType: String,
+        _ read: (OpaquePointer) -> T?
     ) -> T? {
-        call(connection, Self.kwalletName, Self.kwalletPath, Self.kwalletInterface, method, parameters, read)
+        call(connection, Self.kwalletName, Self.kwalletPath, Self.kwalletInterface, method, parameters, reply: replyType, read)
     }
 
-    /// One call that never starts a service; nil on any error.
+    /// One call that never starts a service; nil on any error (best effort, see above).
     private func call<T>(
         _ connection: OpaquePointer, _ name: String, _ path: String, _ interface: String, _ method: String,
-        _ parameters: OpaquePointer?, _ read: (OpaquePointer?) -> T?
+        _ parameters: OpaquePointer?, reply replyType: String, _ read: (OpaquePointer) -> T?
     ) -> T? {
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
-            connection, name, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START,
-            min(2000, remainingMilliseconds), cancellable, &error)
-        if let error {
-            g_error_free(error)
-            return nil
-        }
-        guard let reply else { return nil }
-        defer { g_variant_unref(reply) }
-        return read(reply)
+        try? BusCall.call(
+            connection, name, path, interface, method, parameters, reply: replyType, timeout: min(2000, remainingMilliseconds),
+            cancellable: cancellable, parse: read)
     }
 }

@@ -13,9 +13,12 @@ import Foundation
 /// as garbage. After a daemon restart, a libsecret session path left over from the old daemon can
 /// even name another client's session in the new one.
 ///
-/// So before a new session is used with kwalletd5, it reads a check item of known content (a
-/// fixed text, not a secret), creating it when absent. A mismatch discards the check item and
-/// the session; `ServiceCall.run` then opens a new one. Other providers are not checked.
+/// So before a new session first carries a secret with kwalletd5, it reads a check item of known
+/// content (a fixed text, not a secret). A write creates the check item when absent; a read never
+/// writes: without a check item it compares the item it reads with the same item read through a
+/// plain session. A mismatch discards the check item (when this session wrote it) and the session;
+/// `ServiceCall.run` then opens a new one. Other providers are not checked, and calls that carry
+/// no secret (status, search) check nothing.
 extension ServiceCall {
     static let sessionCheckAttributes = ["keyring-identity": "session-check"]
     /// Computed: a static Data would show as a leak under LeakSanitizer.
@@ -28,7 +31,8 @@ extension ServiceCall {
     private static let verifiedSession = Mutex<String?>(nil)
 
     /// Throws a `.serviceFailure` with `sessionKeyMismatch` when this session's key is wrong.
-    func checkSession() throws(KeyringError) {
+    /// - Parameter reading: the item a read is about to decrypt; nil for a write, which may create the check item.
+    func checkSession(reading: String?) throws(KeyringError) {
         guard let pathPointer = secret_service_get_session_dbus_path(service) else { return }
         let path = String(cString: pathPointer)
         let algorithms = secret_service_get_session_algorithms(service).map { String(cString: $0) } ?? ""
@@ -50,9 +54,12 @@ extension ServiceCall {
             let checkPath: String
             if let first = paths.unlocked.first {
                 checkPath = first
+            } else if let reading {
+                if try agreesWithPlainSession(at: reading) { Self.verifiedSession.withLock { $0 = session } }
+                return
             } else {
                 if try defaultCollectionState()?.locked != false { return }
-                checkPath = try createItem(
+                checkPath = try insertItem(
                     attributes: Self.sessionCheckAttributes, label: Self.sessionCheckLabel, secret: Self.sessionCheckValue,
                     contentType: "application/octet-stream")
                 created = true
@@ -89,7 +96,7 @@ extension ServiceCall {
         let value: OpaquePointer?
         do throws(KeyringError) {
             value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
-        } catch .serviceFailure(_, _, let message) where message.contains(Self.kwalletNoSuchItem) {
+        } catch .serviceFailure(_, _, let message) where message.contains(BusCall.kwalletNoSuchItem) {
             return .gone
         }
         defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
@@ -99,5 +106,42 @@ extension ServiceCall {
         if bytes == Self.sessionCheckValue { return .matches }
         guard let item = try properties(at: path, isLocked: false) else { return .gone }
         return item.isLocked ? .locked : .differs
+    }
+
+    /// Whether the item at `path` reads the same through this session as through a plain one.
+    /// True also when there is nothing to compare (an empty or locked value, a vanished item, no
+    /// plain session): the read then ends as it would have anyway, and a later one checks again.
+    /// - Throws: `sessionKeyMismatch` when the two reads differ.
+    private func agreesWithPlainSession(at path: String) throws(KeyringError) -> Bool {
+        guard let plain = try plainSecret(at: path), !plain.isEmpty else { return false }
+        let value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
+        defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
+        var length = 0
+        let bytes = value.flatMap { secret_value_get($0, &length) }.map { Data(bytes: $0, count: length) }
+        guard bytes == plain else { throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.sessionKeyMismatch) }
+        return true
+    }
+
+    /// The value at `path` through a new plain session, closed afterwards; nil when none opens or the item is gone.
+    private func plainSecret(at path: String) throws(KeyringError) -> Data? {
+        let opened = try? callService(
+            "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", method: "OpenSession", kr_open_plain_session_tuple(),
+            reply: "(vo)"
+        ) { reply -> String? in
+            guard let session = kr_open_session_path(reply) else { return nil }
+            defer { g_free(session) }
+            return String(cString: session)
+        }
+        guard let session = opened else { return nil }
+        defer { _ = try? callService(session, interface: "org.freedesktop.Secret.Session", method: "Close", nil, reply: "()") { _ in () } }
+        return try callService(
+            path, interface: "org.freedesktop.Secret.Item", method: "GetSecret", kr_variant_objpath_tuple(session), reply: "((oayays))"
+        ) { reply -> Data? in
+            guard let value = kr_get_secret_reply_value(reply) else { return nil }
+            defer { g_variant_unref(value) }
+            var length = 0
+            guard let bytes = g_variant_get_fixed_array(value, &length, 1) else { return Data() }
+            return Data(bytes: bytes, count: length)
+        }
     }
 }

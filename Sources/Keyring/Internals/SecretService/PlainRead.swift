@@ -49,7 +49,7 @@ enum PlainRead {
             guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellation.pointer, &error) else {
                 if let error {
                     defer { g_error_free(error) }
-                    try throwIfStopping(error)
+                    try throwIfStopping(error, naming: "the session bus")
                 }
                 return nil
             }
@@ -76,13 +76,16 @@ enum PlainRead {
         let table = kr_string_table_new()!
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
-        let first = try Calls(count: known == nil ? 2 : 1, deadline: deadline) { calls, milliseconds in
+        let first = try Calls(
+            methods: [serviceInterface + ".SearchItems"] + (known == nil ? [serviceInterface + ".OpenSession"] : []), deadline: deadline
+        ) {
+            calls, milliseconds in
             kr_call_start(
-                connection, service, servicePath, serviceInterface, "SearchItems", kr_variant_attributes_tuple(table), milliseconds,
-                cancellation.pointer, calls)
+                connection, service, servicePath, serviceInterface, "SearchItems", kr_variant_attributes_tuple(table), "(aoao)",
+                milliseconds, cancellation.pointer, calls)
             if known == nil {
                 kr_call_start(
-                    connection, service, servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), milliseconds,
+                    connection, service, servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), "(vo)", milliseconds,
                     cancellation.pointer, calls + 1)
             }
         }
@@ -92,25 +95,29 @@ enum PlainRead {
             held.withLock { if $0.connection == address { $0.session = session } }
         }
         guard let searchReply = first.reply(0) else { return nil }
-        let (paths, lockedPaths) = ServiceCall.searchPaths(fromReply: searchReply)
+        guard let (paths, lockedPaths) = ServiceCall.searchPaths(fromReply: searchReply) else {
+            throw BusCall.wrongShape("org.freedesktop.Secret.Service.SearchItems")
+        }
         guard !paths.isEmpty, lockedPaths.isEmpty else { return nil }
         guard let session = known ?? held.withLock({ $0.connection == address ? $0.session : nil }) else { return nil }
 
         // Round trip 2: every secret in one GetSecrets, and each item's properties, all in flight at once.
-        let second = try Calls(count: 1 + (withProperties ? paths.count : 0), deadline: deadline) { calls, milliseconds in
+        let getAll = paths.map { "Properties.GetAll(\($0))" }
+        let second = try Calls(methods: [serviceInterface + ".GetSecrets"] + (withProperties ? getAll : []), deadline: deadline) {
+            calls, milliseconds in
             let vector = paths.map { strdup($0) } + [nil]
             defer { for pointer in vector { free(pointer) } }
             vector.withUnsafeBufferPointer { buffer in
                 buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: buffer.count) { rebound in
                     kr_call_start(
                         connection, service, servicePath, serviceInterface, "GetSecrets",
-                        kr_variant_paths_session_tuple(rebound, session), milliseconds, cancellation.pointer, calls)
+                        kr_variant_paths_session_tuple(rebound, session), "(a{o(oayays)})", milliseconds, cancellation.pointer, calls)
                 }
             }
             for (index, path) in paths.enumerated() where withProperties {
                 kr_call_start(
-                    connection, service, path, "org.freedesktop.DBus.Properties", "GetAll", kr_item_interface_tuple(), milliseconds,
-                    cancellation.pointer, calls + 1 + index)
+                    connection, service, path, "org.freedesktop.DBus.Properties", "GetAll", kr_item_interface_tuple(), "(a{sv})",
+                    milliseconds, cancellation.pointer, calls + 1 + index)
             }
         }
         guard let secretsReply = second.reply(0) else {
@@ -123,8 +130,11 @@ enum PlainRead {
             var item: KeyringItem?
             if withProperties {
                 guard let propertiesReply = second.reply(1 + index) else { return nil }
-                item = ServiceCall.item(fromProperties: propertiesReply, at: path, isLocked: false)
-                if item?.isLocked == true { return nil }
+                guard let read = ServiceCall.item(fromProperties: propertiesReply, at: path, isLocked: false) else {
+                    throw BusCall.wrongShape(getAll[index])
+                }
+                if read.isLocked { return nil }
+                item = read
             }
             guard let value = kr_secrets_reply_value(secretsReply, path) else { return nil }
             defer { g_variant_unref(value) }
@@ -166,9 +176,11 @@ enum PlainRead {
     private static let servicePath = "/org/freedesktop/secrets"
     private static let serviceInterface = "org.freedesktop.Secret.Service"
 
-    /// A cancellation or a timeout ends the read; any other error sends it to the full path.
-    private static func throwIfStopping(_ error: UnsafeMutablePointer<GError>) throws(KeyringError) {
-        let mapped = KeyringError(gError: error, phase: .talking)
+    /// A cancellation, a timeout or a reply of the wrong shape ends the read; any other error sends
+    /// it to the full path.
+    private static func throwIfStopping(_ error: UnsafeMutablePointer<GError>, naming name: String) throws(KeyringError) {
+        let mapped = BusCall.keyringError(error, naming: name)
+        if BusCall.isWrongShape(error) { throw mapped }
         switch mapped {
         case .cancelled, .timedOut: throw mapped
         default: return
@@ -181,18 +193,19 @@ enum PlainRead {
         private let count: Int
 
         /// Starts the calls with `start` (given the call slots and each call's timeout), then
-        /// waits for all of them on the thread-default main context.
+        /// waits for all of them on the thread-default main context. `methods` name the calls, in order.
         init(
-            count: Int, deadline: CallDeadline,
+            methods: [String], deadline: CallDeadline,
             start: (UnsafeMutablePointer<KRCall>, Int32) -> Void
         ) throws(KeyringError) {
+            let count = methods.count
             self.count = count
             calls = .allocate(capacity: count)
             calls.initialize(repeating: KRCall(), count: count)
             start(calls, deadline.remainingMilliseconds)
             kr_calls_wait(g_main_context_get_thread_default(), calls, Int32(count))
             for index in 0..<count {
-                if let error = calls[index].error { try throwIfStopping(error) }
+                if let error = calls[index].error { try throwIfStopping(error, naming: methods[index]) }
             }
         }
 

@@ -7,19 +7,33 @@ internal import CLibSecret
 /// active. So a miss proves an item absent only when no collection at all is locked.
 extension ServiceCall {
     /// True when any collection of the service is locked. A collection that vanished meanwhile
-    /// does not count.
+    /// does not count; a `Collections` or `Locked` that does not parse is a failure, never "unlocked".
     func anyCollectionLocked() throws(KeyringError) -> Bool {
-        guard let reply = try property("Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service")
+        guard
+            let paths = try property(
+                "Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
+                {
+                    value -> [String]? in
+                    guard let paths = kr_variant_object_paths(value) else { return nil }
+                    defer { g_strfreev(paths) }
+                    return Self.strings(paths)
+                })
         else { return false }
-        defer { g_variant_unref(reply) }
-        let paths = kr_variant_object_paths(reply)
-        defer { g_strfreev(paths) }
-        for path in Self.strings(paths) {
-            guard let locked = try property("Locked", of: path, interface: "org.freedesktop.Secret.Collection") else { continue }
-            defer { g_variant_unref(locked) }
-            if kr_variant_boolean(locked) == 1 { return true }
+        for path in paths {
+            if try collectionLocked(at: path) == true { return true }
         }
         return false
+    }
+
+    /// The `Locked` property of the collection at `path`; nil when it does not exist.
+    func collectionLocked(at path: String) throws(KeyringError) -> Bool? {
+        try property("Locked", of: path, interface: "org.freedesktop.Secret.Collection") { value -> Bool? in
+            switch kr_variant_boolean(value) {
+            case 1: return true
+            case 0: return false
+            default: return nil
+            }
+        }
     }
 
     /// SearchItems, sent straight on the connection so that it can stop short of the deadline.
@@ -38,24 +52,19 @@ extension ServiceCall {
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         let total = remainingMilliseconds
         let reserve = min(2000, total / 5)
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
-            connection, bus, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "SearchItems",
-            kr_variant_attributes_tuple(table), nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, max(1, total - reserve), cancellable, &error)
-        if let error {
-            let failure = KeyringError(gError: error, phase: .talking)
-            g_error_free(error)
-            if case .timedOut = failure, g_cancellable_is_cancelled(cancellable) == 0, try anyCollectionLocked() {
-                throw .locked(itemExists: false)
-            }
-            throw failure
+        do throws(KeyringError) {
+            return try BusCall.call(
+                connection, String(cString: bus), "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "SearchItems",
+                kr_variant_attributes_tuple(table), reply: "(aoao)", timeout: max(1, total - reserve), cancellable: cancellable,
+                parse: Self.searchPaths(fromReply:))
+        } catch .timedOut(let seconds) {
+            if g_cancellable_is_cancelled(cancellable) == 0, try anyCollectionLocked() { throw .locked(itemExists: false) }
+            throw .timedOut(seconds: seconds)
         }
-        defer { g_variant_unref(reply) }
-        return Self.searchPaths(fromReply: reply)
     }
 
-    /// The unlocked and locked paths of a SearchItems reply (both empty for another shape).
-    static func searchPaths(fromReply reply: OpaquePointer?) -> (unlocked: [String], locked: [String]) {
+    /// The unlocked and locked paths of a SearchItems reply, `(aoao)`; nil for another shape.
+    static func searchPaths(fromReply reply: OpaquePointer?) -> (unlocked: [String], locked: [String])? {
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
         var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
         kr_search_reply(reply, &unlocked, &locked)
@@ -63,32 +72,32 @@ extension ServiceCall {
             g_strfreev(unlocked)
             g_strfreev(locked)
         }
+        guard unlocked != nil, locked != nil else { return nil }
         return (strings(unlocked), strings(locked))
     }
 
-    /// Properties.Get of one property; nil when the object does not exist.
-    private func property(_ name: String, of path: String, interface: String) throws(KeyringError) -> OpaquePointer? {
-        try callService(path, interface: "org.freedesktop.DBus.Properties", method: "Get", kr_variant_two_strings_tuple(interface, name))
+    /// Properties.Get of one property, read by `parse` from the `(v)` reply; nil when the object does not exist.
+    private func property<T>(_ name: String, of path: String, interface: String, _ parse: (OpaquePointer) -> T?) throws(KeyringError) -> T?
+    {
+        try callService(
+            path, interface: "org.freedesktop.DBus.Properties", method: "Get", kr_variant_two_strings_tuple(interface, name), reply: "(v)",
+            naming: "Properties.Get(\(name))", parse)
     }
 
-    /// One call to the Secret Service's owner, straight on the connection; nil when the object
-    /// does not exist. The caller owns the reply.
-    func callService(_ path: String, interface: String, method: String, _ parameters: OpaquePointer?) throws(KeyringError) -> OpaquePointer?
-    {
+    /// One call to the Secret Service's owner, straight on the connection, its reply read by
+    /// `parse`; nil when the object does not exist.
+    func callService<T>(
+        _ path: String, interface: String, method: String, _ parameters: OpaquePointer?, reply replyType: String,
+        naming name: String? = nil,
+        _ parse: (OpaquePointer) -> T?
+    ) throws(KeyringError) -> T? {
         let proxy = kr_service_proxy(service)
         guard let connection = g_dbus_proxy_get_connection(proxy), let bus = g_dbus_proxy_get_name(proxy) else {
             if let parameters { g_variant_unref(g_variant_ref_sink(parameters)) }
             throw .noSessionBus(detail: "the connection was closed")
         }
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
-            connection, bus, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds, cancellable,
-            &error)
-        if let error {
-            defer { g_error_free(error) }
-            if Self.isNoSuchObject(error) { return nil }
-            throw KeyringError(gError: error, phase: .talking)
-        }
-        return reply
+        return try BusCall.callIfPresent(
+            connection, String(cString: bus), path, interface, method, parameters, reply: replyType, timeout: remainingMilliseconds,
+            cancellable: cancellable, naming: name, parse: parse)
     }
 }

@@ -31,28 +31,19 @@ extension ServiceCall {
         try searchItems(attributes)
     }
 
-    /// The item's attributes, label and dates, or nil when it no longer exists.
+    /// The item's attributes, label and dates, or nil when it no longer exists. A reply that lacks
+    /// any of them is a failure: read as an item with no dates, it would count as the oldest.
     func properties(at path: String, isLocked: Bool) throws(KeyringError) -> KeyringItem? {
-        let proxy = kr_service_proxy(service)
-        guard let connection = g_dbus_proxy_get_connection(proxy), let name = g_dbus_proxy_get_name(proxy) else {
-            throw .noSessionBus(detail: "the connection was closed")
-        }
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
-            connection, name, path, "org.freedesktop.DBus.Properties", "GetAll", kr_item_interface_tuple(), nil,
-            G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds, cancellable, &error)
-        if let error {
-            defer { g_error_free(error) }
-            if Self.isNoSuchObject(error) { return nil }
-            throw KeyringError(gError: error, phase: .talking)
-        }
-        defer { g_variant_unref(reply) }
-        return Self.item(fromProperties: reply, at: path, isLocked: isLocked)
+        try callService(
+            path, interface: "org.freedesktop.DBus.Properties", method: "GetAll", kr_item_interface_tuple(), reply: "(a{sv})",
+            naming: "Properties.GetAll(\(path))"
+        ) { reply in Self.item(fromProperties: reply, at: path, isLocked: isLocked) }
     }
 
-    /// The item described by a Properties.GetAll reply of the item at `path`.
-    static func item(fromProperties reply: OpaquePointer?, at path: String, isLocked: Bool) -> KeyringItem {
-        let properties = kr_item_properties(reply)
+    /// The item described by a Properties.GetAll reply of the item at `path`; nil when malformed.
+    static func item(fromProperties reply: OpaquePointer?, at path: String, isLocked: Bool) -> KeyringItem? {
+        var properties = KRItemProperties()
+        guard kr_item_properties(reply, &properties) != 0 else { return nil }
         defer {
             g_hash_table_unref(properties.attributes)
             g_free(properties.label)
@@ -65,18 +56,6 @@ extension ServiceCall {
             created: properties.created == 0 ? nil : Date(timeIntervalSince1970: Double(properties.created)),
             modified: properties.modified == 0 ? nil : Date(timeIntervalSince1970: Double(properties.modified)))
     }
-
-    /// "No such object" in the forms gnome-keyring, KWallet and the bus use.
-    static func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
-        guard let name = KeyringError.remoteName(of: error) else { return false }
-        return name == "org.freedesktop.DBus.Error.UnknownObject" || name == "org.freedesktop.Secret.Error.NoSuchObject"
-            || name == "org.freedesktop.DBus.Error.UnknownMethod"
-            || (name == "org.freedesktop.DBus.Error.InvalidArgs"
-                && error.pointee.message.map { String(cString: $0).contains(kwalletNoSuchItem) } == true)
-    }
-
-    /// How kwalletd5 says an item does not exist (with InvalidArgs): "Can't find item at path /org/…".
-    static let kwalletNoSuchItem = "Can't find item at path"
 
     static func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
         var result: [String] = []
@@ -108,10 +87,11 @@ extension ServiceCall {
     /// An empty secret is a value only when the item is unlocked: KWallet answers GetSecret on a
     /// locked wallet with success and an empty secret, which then throws `.locked`.
     func secret(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
+        try checkSession(reading: path)
         let value: OpaquePointer?
         do throws(KeyringError) {
             value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
-        } catch .serviceFailure(_, _, let message) where message.contains(Self.kwalletNoSuchItem) {
+        } catch .serviceFailure(_, _, let message) where message.contains(BusCall.kwalletNoSuchItem) {
             // gnome-keyring answers GetSecrets for a vanished item with no secret; kwalletd5 with an error.
             return nil
         }
@@ -189,23 +169,26 @@ extension ServiceCall {
         attributes: [String: String], label: String, secret: Data, contentType: String
     ) throws(KeyringError) -> String {
         try refuseValueTheProviderRejects(secret)
+        try checkSession(reading: nil)
+        return try insertItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+    }
+
+    /// `createItem` without the session check, for the check item itself.
+    func insertItem(attributes: [String: String], label: String, secret: Data, contentType: String) throws(KeyringError) -> String {
         // Without a default collection libsecret would ask the service to create one, which prompts.
         guard
-            let aliasReply = try callService(
-                servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"))
+            let collectionPath = try callService(
+                servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)",
+                {
+                    reply -> String? in
+                    guard let path = kr_variant_tuple_objpath(reply) else { return nil }
+                    defer { g_free(path) }
+                    return String(cString: path)
+                }),
+            collectionPath != "/"
         else { throw .noDefaultCollection }
-        let collectionPath = kr_variant_tuple_objpath(aliasReply)
-        g_variant_unref(aliasReply)
-        defer { g_free(collectionPath) }
-        guard let collectionPath, strcmp(collectionPath, "/") != 0 else { throw .noDefaultCollection }
-        guard
-            let lockedReply = try callService(
-                String(cString: collectionPath), interface: "org.freedesktop.DBus.Properties", method: "Get",
-                kr_variant_two_strings_tuple("org.freedesktop.Secret.Collection", "Locked"))
-        else { throw .noDefaultCollection }
-        let locked = kr_variant_boolean(lockedReply)
-        g_variant_unref(lockedReply)
-        if locked == 1 { throw .locked(itemExists: false) }
+        guard let locked = try collectionLocked(at: collectionPath) else { throw .noDefaultCollection }
+        if locked { throw .locked(itemExists: false) }
 
         try requireCurrentSession()
         let table = makeTable(attributes)
@@ -216,20 +199,24 @@ extension ServiceCall {
             throw .serviceFailure(domain: "libsecret", code: -1, message: "the value could not be encoded for the session")
         }
         guard
-            let reply = try callService(
-                String(cString: collectionPath), interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
-                kr_create_item_tuple(label, table, encoded))
+            let (itemPath, promptPath) = try callService(
+                collectionPath, interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
+                kr_create_item_tuple(label, table, encoded), reply: "(oo)",
+                {
+                    reply -> (String, String)? in
+                    var item: UnsafeMutablePointer<gchar>? = nil
+                    var prompt: UnsafeMutablePointer<gchar>? = nil
+                    kr_create_item_reply(reply, &item, &prompt)
+                    defer {
+                        g_free(item)
+                        g_free(prompt)
+                    }
+                    guard let item, let prompt else { return nil }
+                    return (String(cString: item), String(cString: prompt))
+                })
         else { throw .noDefaultCollection }
-        var itemPath: UnsafeMutablePointer<gchar>? = nil
-        var promptPath: UnsafeMutablePointer<gchar>? = nil
-        kr_create_item_reply(reply, &itemPath, &promptPath)
-        g_variant_unref(reply)
-        defer {
-            g_free(itemPath)
-            g_free(promptPath)
-        }
-        var created = itemPath.map { String(cString: $0) } ?? "/"
-        if created == "/", let promptPath, strcmp(promptPath, "/") != 0 {
+        var created = itemPath
+        if created == "/", promptPath != "/" {
             let result = try throwingGError {
                 secret_service_prompt_at_dbus_path_sync(service, promptPath, cancellable, kr_variant_type_objpath(), $0)
             }
@@ -254,7 +241,10 @@ extension ServiceCall {
     func updateItem(
         at path: String, secret: (Data, contentType: String)? = nil, label: String? = nil, attributes: [String: String]? = nil
     ) throws(KeyringError) {
-        if let (bytes, _) = secret { try refuseValueTheProviderRejects(bytes) }
+        if let (bytes, _) = secret {
+            try refuseValueTheProviderRejects(bytes)
+            try checkSession(reading: nil)
+        }
         if label == nil, attributes == nil, let (bytes, contentType) = secret {
             return try setSecret(at: path, bytes, contentType: contentType)
         }
@@ -287,30 +277,19 @@ extension ServiceCall {
     /// SecretItem proxy would cost three more round trips. A locked item fails the call, except
     /// on KWallet, which drops the write silently: there the item's state is read back.
     private func setSecret(at path: String, _ bytes: Data, contentType: String) throws(KeyringError) {
-        let proxy = kr_service_proxy(service)
-        guard let connection = g_dbus_proxy_get_connection(proxy), let name = g_dbus_proxy_get_name(proxy) else {
-            throw .noSessionBus(detail: "the connection was closed")
-        }
         try requireCurrentSession()
         let value = makeValue(bytes, contentType: contentType)
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         guard let encoded = secret_service_encode_dbus_secret(service, value) else {
             throw .serviceFailure(domain: "libsecret", code: -1, message: "the value could not be encoded for the session")
         }
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
-            connection, name, path, "org.freedesktop.Secret.Item", "SetSecret", kr_variant_tuple_of(encoded), nil,
-            G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds, cancellable, &error)
-        if let reply { g_variant_unref(reply) }
-        if let error {
-            defer { g_error_free(error) }
-            if Self.isNoSuchObject(error) {
-                throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared")
-            }
-            switch KeyringError(gError: error, phase: .talking) {
-            case .locked: throw .locked(itemExists: true)
-            case let other: throw other
-            }
+        do throws(KeyringError) {
+            let done: ()? = try callService(
+                path, interface: "org.freedesktop.Secret.Item", method: "SetSecret", kr_variant_tuple_of(encoded), reply: "()"
+            ) { _ in () }
+            if done == nil { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
+        } catch .locked {
+            throw .locked(itemExists: true)
         }
         if secretServiceOwner()?.isKWallet == true {
             if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
@@ -334,16 +313,14 @@ extension ServiceCall {
         guard let owner = g_dbus_proxy_get_name_owner(proxy) else { return nil }
         defer { g_free(owner) }
         guard let connection = g_dbus_proxy_get_connection(proxy) else { return nil }
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-            "GetConnectionUnixProcessID", kr_variant_string_tuple(owner), nil, G_DBUS_CALL_FLAGS_NONE, min(2000, remainingMilliseconds),
-            cancellable, &error)
-        if let error { g_error_free(error) }
-        guard let reply else { return nil }
-        defer { g_variant_unref(reply) }
-        let pid = kr_variant_tuple_u32(reply)
-        guard pid > 0 else { return nil }
+        // Best effort: a provider's name only tunes behaviour.
+        guard
+            let pid = try? BusCall.call(
+                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                kr_variant_string_tuple(owner), reply: "(u)", timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
+                flags: G_DBUS_CALL_FLAGS_NONE, parse: { kr_variant_tuple_u32($0) }),
+            pid > 0
+        else { return nil }
         return ProcessName.of(pid: pid)
     }
 

@@ -73,8 +73,8 @@ struct ServiceCall: ~Copyable {
             try Deadline.run(until: deadline, cancellation: cancellation) { callCancellation throws(KeyringError) -> T in
                 let service = try connect(callCancellation.pointer)
                 defer { g_object_unref(service) }
+                // The KWallet session check runs where a secret first crosses the session (SessionCheck.swift).
                 let call = ServiceCall(cancellable: callCancellation.pointer, service: service, callDeadline: deadline)
-                try call.checkSession()
                 do throws(KeyringError) {
                     return try body(call)
                 } catch .locked(let itemExists, .notAsked) where unlock == .prompt {
@@ -155,18 +155,15 @@ struct ServiceCall: ~Copyable {
     func requireCurrentSession() throws(KeyringError) {
         let proxy = kr_service_proxy(service)
         guard let connection = g_dbus_proxy_get_connection(proxy) else { throw .noSessionBus(detail: "the connection was closed") }
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
+        let current = try BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-            kr_variant_string_tuple("org.freedesktop.secrets"), nil, G_DBUS_CALL_FLAGS_NONE, remainingMilliseconds, cancellable, &error)
-        if let error {
-            defer { g_error_free(error) }
-            throw KeyringError(gError: error, phase: .talking)
+            kr_variant_string_tuple("org.freedesktop.secrets"), reply: "(s)", timeout: remainingMilliseconds, cancellable: cancellable,
+            flags: G_DBUS_CALL_FLAGS_NONE
+        ) { reply -> String? in
+            guard let owner = kr_variant_tuple_string(reply) else { return nil }
+            defer { g_free(owner) }
+            return String(cString: owner)
         }
-        defer { g_variant_unref(reply) }
-        let owner = kr_variant_tuple_string(reply)
-        defer { g_free(owner) }
-        let current = owner.map { String(cString: $0) }
         let address = UInt(bitPattern: Int(bitPattern: service))
         let known = Self.sessionOwner.withLock { $0 }
         guard let known, known.service == address, known.owner == current else {

@@ -27,8 +27,8 @@ extension ServiceCall {
         // The real path: not every provider accepts the alias path in Unlock.
         let readAlias = try callReturning(
             Self.string(kr_variant_tuple_objpath), connection, owner, Self.servicePath, Self.serviceInterface, "ReadAlias",
-            kr_variant_string_tuple("default"))
-        guard let collection = readAlias, collection != "/" else { throw .locked(itemExists: itemExists) }
+            kr_variant_string_tuple("default"), reply: "(o)")
+        guard readAlias != "/" else { throw .locked(itemExists: itemExists) }
 
         // Signals are dispatched on the thread-default context at subscription: a private one,
         // iterated below, so the wait needs no main loop of the caller's.
@@ -38,12 +38,9 @@ extension ServiceCall {
             g_main_context_pop_thread_default(context)
             g_main_context_unref(context)
         }
-        let unlockReply = try callReturning(
+        let prompt = try callReturning(
             Self.string(kr_unlock_reply_prompt), connection, owner, Self.servicePath, Self.serviceInterface, "Unlock",
-            kr_variant_objpath_array_tuple(collection))
-        guard let prompt = unlockReply else {
-            throw .serviceFailure(domain: "keyring-identity", code: 3, message: "the service's Unlock reply has an unexpected shape")
-        }
+            kr_variant_objpath_array_tuple(readAlias), reply: "(aoo)")
         // "/" means unlocked at once, or nothing this call can unlock: the retry tells which.
         if prompt == "/" { return }
 
@@ -67,7 +64,8 @@ extension ServiceCall {
 
         do throws(KeyringError) {
             // Prompt(window-id): "" as libsecret sends when it knows no window.
-            _ = try callReturning({ _ in () }, connection, owner, prompt, Self.promptInterface, "Prompt", kr_variant_string_tuple(""))
+            _ = try callReturning(
+                { _ in () }, connection, owner, prompt, Self.promptInterface, "Prompt", kr_variant_string_tuple(""), reply: "()")
             while !wait.completed && g_cancellable_is_cancelled(cancellable) == 0 {
                 // A timeout source as a backstop; cancellation normally wakes the loop first.
                 let timer = g_timeout_source_new(UInt32(remainingMilliseconds))!
@@ -87,10 +85,7 @@ extension ServiceCall {
         }
         if mayDismiss {
             // Close the dialog: nobody is waiting for it any more. No reply is awaited.
-            g_dbus_connection_call(
-                connection, owner, prompt, Self.promptInterface, "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, nil, nil,
-                nil)
-            g_dbus_connection_flush(connection, nil, nil, nil)
+            BusCall.send(connection, String(cString: owner), prompt, Self.promptInterface, "Dismiss", nil)
         }
         // The deadline timer cancels at the deadline; a cancellation before it is the caller's.
         if ContinuousClock.now >= deadline - .milliseconds(20) { throw .locked(itemExists: itemExists, unlock: .unanswered) }
@@ -98,7 +93,7 @@ extension ServiceCall {
     }
 
     /// Wraps a shim reader that returns an owned C string.
-    private static func string(_ read: @escaping (OpaquePointer?) -> UnsafeMutablePointer<gchar>?) -> (OpaquePointer?) -> String? {
+    private static func string(_ read: @escaping (OpaquePointer?) -> UnsafeMutablePointer<gchar>?) -> (OpaquePointer) -> String? {
         { reply in
             guard let text = read(reply) else { return nil }
             defer { g_free(text) }
@@ -106,21 +101,14 @@ extension ServiceCall {
         }
     }
 
-    /// One method call with the time left; `parse` reads the reply (freed here).
+    /// One method call with the time left; `parse` reads the reply (freed here), nil meaning a wrong shape.
     private func callReturning<T>(
-        _ parse: (OpaquePointer?) -> T, _ connection: OpaquePointer, _ owner: UnsafeMutablePointer<gchar>, _ path: String,
-        _ interface: String, _ method: String, _ parameters: OpaquePointer?
+        _ parse: (OpaquePointer) -> T?, _ connection: OpaquePointer, _ owner: UnsafeMutablePointer<gchar>, _ path: String,
+        _ interface: String, _ method: String, _ parameters: OpaquePointer?, reply replyType: String
     ) throws(KeyringError) -> T {
-        var error: UnsafeMutablePointer<GError>? = nil
-        let reply = g_dbus_connection_call_sync(
-            connection, owner, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, remainingMilliseconds,
-            cancellable, &error)
-        if let error {
-            defer { g_error_free(error) }
-            throw KeyringError(gError: error, phase: .talking)
-        }
-        defer { g_variant_unref(reply) }
-        return parse(reply)
+        try BusCall.call(
+            connection, String(cString: owner), path, interface, method, parameters, reply: replyType, timeout: remainingMilliseconds,
+            cancellable: cancellable, parse: parse)
     }
 }
 

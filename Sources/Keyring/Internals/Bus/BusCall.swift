@@ -1,0 +1,104 @@
+internal import CLibSecret
+
+/// The one home of D-Bus method calls sent straight on a connection (libsecret's own calls aside).
+///
+/// Every call names the reply type it expects, so GDBus itself refuses a reply of another shape
+/// (with G_IO_ERROR_INVALID_ARGUMENT); that, and a reply `parse` cannot read, is a `.serviceFailure`
+/// that names the method, never an empty result. Errors are mapped here, once.
+enum BusCall {
+    /// Calls `method` and returns its parsed reply.
+    /// - Parameters:
+    ///   - parameters: the call's arguments, consumed if floating.
+    ///   - replyType: the reply's D-Bus signature, e.g. `(aoao)`.
+    ///   - name: how a failure names the call; `interface.method` by default.
+    ///   - answer: turns particular errors into a value instead of throwing (never a wrong shape).
+    ///   - parse: reads the reply (freed here); nil means the reply has an unexpected shape.
+    static func call<T>(
+        _ connection: OpaquePointer, _ destination: String?, _ path: String, _ interface: String, _ method: String,
+        _ parameters: OpaquePointer?, reply replyType: String, timeout milliseconds: Int32,
+        cancellable: UnsafeMutablePointer<GCancellable>?, flags: GDBusCallFlags = G_DBUS_CALL_FLAGS_NO_AUTO_START,
+        naming name: String? = nil, orOnError answer: (UnsafeMutablePointer<GError>) -> T? = { _ in nil },
+        parse: (OpaquePointer) -> T?
+    ) throws(KeyringError) -> T {
+        let name = name ?? "\(interface).\(method)"
+        let type = g_variant_type_new(replyType)
+        defer { g_variant_type_free(type) }
+        var error: UnsafeMutablePointer<GError>? = nil
+        let reply = g_dbus_connection_call_sync(
+            connection, destination, path, interface, method, parameters, type, flags, milliseconds, cancellable, &error)
+        if let error {
+            defer { g_error_free(error) }
+            if !isWrongShape(error), let value = answer(error) { return value }
+            throw keyringError(error, naming: name)
+        }
+        guard let reply else { throw wrongShape(name) }
+        defer { g_variant_unref(reply) }
+        guard let value = parse(reply) else { throw wrongShape(name) }
+        return value
+    }
+
+    /// As `call`, for an object that may have gone: nil when the service says no object is at `path`.
+    static func callIfPresent<T>(
+        _ connection: OpaquePointer, _ destination: String?, _ path: String, _ interface: String, _ method: String,
+        _ parameters: OpaquePointer?, reply replyType: String, timeout milliseconds: Int32,
+        cancellable: UnsafeMutablePointer<GCancellable>?, naming name: String? = nil, parse: (OpaquePointer) -> T?
+    ) throws(KeyringError) -> T? {
+        try call(
+            connection, destination, path, interface, method, parameters, reply: replyType, timeout: milliseconds,
+            cancellable: cancellable, naming: name, orOnError: { error -> T?? in isNoSuchObject(error) ? .some(nil) : nil },
+            parse: { reply -> T?? in parse(reply).map { .some($0) } })
+    }
+
+    /// Sends a call whose reply nobody waits for (a prompt's Dismiss, a match rule).
+    static func send(
+        _ connection: OpaquePointer, _ destination: String?, _ path: String, _ interface: String, _ method: String,
+        _ parameters: OpaquePointer?
+    ) {
+        // With no callback GDBus marks the message NO_REPLY_EXPECTED.
+        g_dbus_connection_call(
+            connection, destination, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, nil, nil, nil)
+        g_dbus_connection_flush(connection, nil, nil, nil)
+    }
+
+    /// The typed error for a failed call: a wrong shape names the method; the rest map as GErrors do.
+    static func keyringError(_ error: UnsafeMutablePointer<GError>, naming name: String) -> KeyringError {
+        if isWrongShape(error) { return wrongShape(name) }
+        let mapped = KeyringError(gError: error, phase: .talking)
+        // A method the service does not have (that is not a vanished object) is named too.
+        if KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.UnknownMethod",
+            case .serviceFailure(let domain, let code, let message) = mapped
+        {
+            return .serviceFailure(domain: domain, code: code, message: "the service does not answer \(name): \(message)")
+        }
+        return mapped
+    }
+
+    /// GDBus's answer to a reply whose type is not the one asked for (a local error, not the peer's).
+    static func isWrongShape(_ error: UnsafeMutablePointer<GError>) -> Bool {
+        error.pointee.domain == kr_io_error_quark() && error.pointee.code == Int32(G_IO_ERROR_INVALID_ARGUMENT.rawValue)
+            && KeyringError.remoteName(of: error) == nil
+    }
+
+    static func wrongShape(_ name: String) -> KeyringError {
+        .serviceFailure(domain: "KeyringIdentity", code: -1, message: "the service's reply to \(name) has an unexpected shape")
+    }
+
+    /// "No such object" in the forms gnome-keyring, KWallet, KeePassXC and the bus use. GDBus (gnome-keyring)
+    /// answers a path with no object on it with UnknownMethod, worded "Object does not exist at path …"
+    /// (a subtree, as gnome-keyring's items are) or "No such interface … on object at path …"; any other
+    /// UnknownMethod is a failure, not a vanished object.
+    static func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
+        guard let name = KeyringError.remoteName(of: error) else { return false }
+        let message = error.pointee.message.map { String(cString: $0) } ?? ""
+        switch name {
+        case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.Secret.Error.NoSuchObject": return true
+        case "org.freedesktop.DBus.Error.UnknownMethod":
+            return message.contains("Object does not exist at path") || message.contains("on object at path")
+        case "org.freedesktop.DBus.Error.InvalidArgs": return message.contains(kwalletNoSuchItem)
+        default: return false
+        }
+    }
+
+    /// How kwalletd5 says an item does not exist (with InvalidArgs): "Can't find item at path /org/…".
+    static let kwalletNoSuchItem = "Can't find item at path"
+}

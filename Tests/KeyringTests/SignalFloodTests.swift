@@ -1,0 +1,59 @@
+import Foundation
+import Keyring
+import Testing
+import TestSupport
+
+/// An app that read its token once and then idles while another client floods the bus with
+/// PropertiesChanged signals (a media player announcing metadata) must not queue them: the
+/// library matches only the Secret Service's own signals. Runs under every provider.
+@Suite("foreign signals while idle", .serialized)
+struct SignalFloodTests {
+    /// Sends `count` broadcast PropertiesChanged signals from its own name, then one call, whose
+    /// reply shows the bus has routed every signal before it.
+    static let flooder = #"""
+        import sys
+        from jeepney import DBusAddress, new_signal
+        from jeepney.bus_messages import message_bus
+        from jeepney.io.blocking import open_dbus_connection
+        conn = open_dbus_connection(bus="SESSION")
+        player = DBusAddress("/org/mpris/MediaPlayer2", interface="org.freedesktop.DBus.Properties")
+        for n in range(int(sys.argv[1])):
+            conn.send(new_signal(player, "PropertiesChanged", "sa{sv}as",
+                ("org.mpris.MediaPlayer2.Player", {"Metadata": ("a{sv}", {"xesam:title": ("s", "track %d " % n + "x" * 200)})}, [])))
+        conn.send_and_get_reply(message_bus.ListNames())
+        """#
+
+    /// This process's resident set, from /proc/self/status.
+    static func residentBytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        let kilobytes = try #require(Int(line.split(separator: " ")[1]))
+        return kilobytes * 1024
+    }
+
+    @Test(
+        "after one read, 100,000 foreign PropertiesChanged signals grow the idle app by under 8 MiB; a real change is still seen",
+        .enabled(if: !TestProvider.usesFileBackend, "signals are a Secret Service matter; the file backend has no bus"))
+    func floodWhileIdle() throws {
+        try requireTestKeyring()
+        let id = uniqueID("flood")
+        let store = try SecretStore(identifier: id)
+        defer { try? store.reset() }
+        try store.setObject("before", forKey: .valueData)
+        // Two reads: the first subscribes and remembers the item's path, the second is warm.
+        #expect(try store.object(forKey: .valueData) == "before")
+        #expect(try store.object(forKey: .valueData) == "before")
+        let before = try Self.residentBytes()
+
+        try mustRun(python, ["-c", Self.flooder, "100000"])
+        // A round trip on the library's connection: its reply comes after every signal routed to it.
+        _ = try Keyring.default.search(["service": id])
+        let grown = try Self.residentBytes() - before
+        #expect(grown < 8 << 20, "RSS grew by \(grown >> 20) MiB")
+
+        // Another client replaces the item; the next read sees it.
+        try mustRun(secretTool, ["clear", "service", id])
+        try mustRun(secretTool, ["store", "--label=x", "service", id, "username", ""], input: Data("after".utf8))
+        #expect(try store.object(forKey: .valueData) == "after")
+    }
+}
