@@ -421,6 +421,10 @@ class Chaos:
             argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)]
             procs.append((env, argv) + self.start(env, argv))
         results = [(env,) + self.finish(env, argv, proc, started)[:2] for env, argv, proc, started in procs]
+        self.observe_overlapping(scope, results, pending_at_start, rollback_at_start)
+
+    def observe_overlapping(self, scope, results, pending_at_start, rollback_at_start):
+        """The answers of calls that ran at the same time (a burst, the gets beside a slow creator)."""
         # The calls overlapped, so any order is a valid history: take the answers that still
         # agree with the model first, then those after a transition (a reset completing).
         before = scope.value
@@ -843,6 +847,7 @@ class Chaos:
         else:
             scope = self.rng.choice(self.scopes)
         first = self.first_run(scope)
+        pending_at_start, rollback_at_start = set(scope.pending), set(scope.rollback)
         hold = self.rng.uniform(1, 4)
         stores = first and self.rng.random() < 0.75
         plan = sorted((self.rng.uniform(0, 0.5), self.rng.choice(["desktop", "sandbox"]), self.rng.choice([1, 2]))
@@ -875,8 +880,8 @@ class Chaos:
         if self.args.verbose:
             print(f"    slow creator {scope.name}: held {hold:.1f} s, first run {first}, stored {creator_value}", file=sys.stderr)
         if not first:
-            for env, rc, out in results:
-                self.get_result(scope, env, rc, out)
+            # The gets overlapped one another (and whatever they completed, such as a pending reset).
+            self.observe_overlapping(scope, results, pending_at_start, rollback_at_start)
             return
         # A first run: every answer must be what the keyring ends up holding, which a get after the
         # release shows (the creator's value, when it stored one).
