@@ -55,6 +55,37 @@ struct CreationLockReleaseTests {
         continued = true
         #expect(reader.wait(timeout: .now() + 30) == .success)
     }
+
+    /// The bus daemon itself stopped (SIGSTOP) makes RequestName time out on this side; the bus
+    /// grants the name once it runs again, and without a ReleaseName this process would own it until exit.
+    @Test("a RequestName that timed out on this side leaves the name free once the bus catches up")
+    func timedOutRequestReleased() throws {
+        try requireTestKeyring()
+        let id = uniqueID("lock-timeout")
+        let attributes = ["service": id]
+        let name = try Self.lockName(service: id)
+        let patient = Keyring(timeout: .seconds(10))
+        _ = try patient.search(attributes)   // connected, session open: the next call's first message is RequestName
+        let script = """
+            from jeepney.bus_messages import message_bus
+            from jeepney.io.blocking import open_dbus_connection
+            conn = open_dbus_connection(bus="SESSION")
+            print(conn.send_and_get_reply(message_bus.GetConnectionUnixProcessID("org.freedesktop.DBus")).body[0])
+            """
+        let output = try mustRun(python, ["-c", script]).stdoutString.trimmingCharacters(in: .whitespacesAndNewlines)
+        let busPID = try #require(pid_t(output), "no pid for the bus: \(output)")
+
+        try #require(kill(busPID, SIGSTOP) == 0, "SIGSTOP failed")
+        var continued = false
+        defer { if !continued { kill(busPID, SIGCONT) } }
+        let error = keyringError { try Keyring(timeout: .seconds(1)).withCreationLock(for: attributes) {} }
+        kill(busPID, SIGCONT)
+        continued = true
+        #expect(error == .timedOut(seconds: 1))
+
+        _ = try patient.search(attributes)   // a round trip after the bus handled this connection's earlier messages
+        #expect(try Self.requestNameElsewhere(name) == "1", "the creation lock \(name) is still owned by this process")
+    }
 }
 
 extension Output {

@@ -152,9 +152,13 @@ final class OwnedBusName: @unchecked Sendable {
     }
 
     /// After a RequestName that did not end with an answer: releases what the bus may have granted.
+    /// Sent without waiting, so the call ends by its deadline; the bus handles one connection's
+    /// messages in order, so it sees this after the RequestName.
     static func releaseUnlessHeld(_ name: String, on connection: OpaquePointer) {
         guard !held.withLock({ $0.contains(name) }) else { return }
-        sendRelease(name, on: connection)
+        BusCall.send(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
+            kr_variant_string_tuple(name))
     }
 
     private static func sendRelease(_ name: String, on connection: OpaquePointer) {
