@@ -82,10 +82,11 @@ extension ServiceCall {
         }
         let deadline = callDeadline
         let pointer = cancellable
+        let isCancelled = { g_cancellable_is_cancelled(pointer) != 0 }
         var acquisition: Acquisition? = nil
         let outcome: CallDeadline.PollOutcome
         do throws(KeyringError) {
-            outcome = try deadline.poll(isCancelled: { g_cancellable_is_cancelled(pointer) != 0 }) { () throws(KeyringError) -> Bool in
+            outcome = try deadline.poll(isCancelled: isCancelled) { () throws(KeyringError) -> Bool in
                 let code = try BusCall.call(
                     connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
                     kr_variant_name_flags_tuple(name, Self.doNotQueue), reply: "(u)", timeout: deadline.remainingMilliseconds,
