@@ -219,8 +219,10 @@ public struct Keyring: Sendable {
             let name = ServiceCall.lockName(for: attributes)
             let acquisition = try ServiceCall.run(deadline: deadline) { call throws(KeyringError) in try call.acquireBusName(name) }
             switch acquisition {
-            case .acquired:
-                defer { try? ServiceCall.run(timeout: .seconds(2)) { call throws(KeyringError) in call.releaseBusName(name) } }
+            case .acquired(let owned):
+                // Straight on the owning connection: waiting for the service gate, which another
+                // thread may hold on a hung daemon, could drop the release and keep the name till exit.
+                defer { owned.release() }
                 return try body()
             case .alreadyOwned:
                 return try body()

@@ -228,6 +228,14 @@ enum FaultTable {
               scenario: "KWallet: doctor and reads in a fresh process, no session-check item yet",
               outcome: "the session is checked without writing (against a plain-session read); only a write creates the check item",
               exit: 0, kept: .notApplicable),
+        .init(id: "seam.typed-call.service-object-missing", area: "environment",
+              scenario: "the Secret Service's own object answers Collections or ReadAlias with UnknownObject or UnknownInterface, or the default collection is gone between ReadAlias and its Locked",
+              outcome: "error naming the method, never \"no collection locked\" (absent) or \"no default collection\": nothing printed, no item or backup created",
+              exit: 70, kept: .none),
+        .init(id: "seam.typed-call.lock-release", area: "concurrency",
+              scenario: "a creation lock ends while another thread's call waits on a hung daemon, or its RequestName times out because the bus stalled",
+              outcome: "the lock's bus name is released at once, straight on its connection: other processes' first runs are not held up until this one exits",
+              exit: nil, kept: .notApplicable),
 
         // seam.deadline
         .init(id: "deadline.hung-daemon.two-threads", area: "environment",

@@ -72,6 +72,13 @@ struct WrongShapeReplyTests {
         arguments: [
             ("search", "SearchItems"), ("getall", "Properties.GetAll"), ("collections", "Properties.Get(Collections)"),
             ("locked", "Properties.Get(Locked)"), ("unknownmethod", "Properties.GetAll"),
+            // The service object itself answering "no such object/interface": a failure, never "no collection locked".
+            ("collections-unknownobject", "Properties.Get(Collections)"),
+            ("collections-nosuchinterface", "Properties.Get(Collections)"),
+            ("collections-unknowninterface", "Properties.Get(Collections)"),
+            // Nor "no default collection", which would let the backup keep a new identifier alone.
+            ("readalias-unknownobject", "ReadAlias"), ("readalias-unknowninterface", "ReadAlias"),
+            ("collection-vanished", "Properties.Get(Locked)"),
         ])
     func getFails(mode: String, method: String) throws {
         let standIn = try StandIn(mode: mode)
@@ -84,12 +91,17 @@ struct WrongShapeReplyTests {
         #expect(standIn.identifierFiles.isEmpty, "\(mode): \(standIn.identifierFiles)")
     }
 
-    @Test("a ReadAlias of the wrong shape fails a store naming the method, and creates no item")
-    func readAliasFails() throws {
-        let standIn = try StandIn(mode: "readalias")
-        let run = try Idtool.run(["item", "set", "test.wrong-shape.readalias"], stdin: Data("value".utf8), environment: standIn.environment)
-        #expect(run.status == 69 || run.status == 70, "exit \(run.status): \(run.stderr)")
-        #expect(run.stderr.contains("ReadAlias"), "\(run.stderr)")
+    @Test(
+        "a failed ReadAlias or default collection fails a store naming the method, and creates no item",
+        arguments: [
+            ("readalias", "ReadAlias"), ("readalias-unknownobject", "ReadAlias"), ("readalias-unknowninterface", "ReadAlias"),
+            ("collection-vanished", "Properties.Get(Locked)"),
+        ])
+    func readAliasFails(mode: String, method: String) throws {
+        let standIn = try StandIn(mode: mode)
+        let run = try Idtool.run(["item", "set", "test.wrong-shape.\(mode)"], stdin: Data("value".utf8), environment: standIn.environment)
+        #expect(run.status == 69 || run.status == 70, "\(mode): exit \(run.status): \(run.stderr)")
+        #expect(run.stderr.contains(method), "\(mode): \(run.stderr)")
         run.expectOneLineError()
         #expect(!standIn.createdAnItem)
     }
@@ -103,7 +115,11 @@ Usage: secret-standin.py MODE DIR. Owns org.freedesktop.secrets on the session b
 once it does, and DIR/created if anyone calls CreateItem. MODE is the broken answer:
 search (SearchItems not (aoao)), getall (an item's GetAll with Created a string), collections
 (Collections not ao), locked (Locked not b), unknownmethod (GetAll answers UnknownMethod),
-readalias (ReadAlias not (o)).
+readalias (ReadAlias not (o)); collections-unknownobject, collections-nosuchinterface and
+collections-unknowninterface (the service object answers Get(Collections) with UnknownObject,
+GDBus's "No such interface" UnknownMethod, or UnknownInterface); readalias-unknownobject and
+readalias-unknowninterface (likewise for ReadAlias); collection-vanished (the login collection's
+Get(Locked) answers UnknownObject, as if it vanished after ReadAlias).
 """
 import os
 import sys
@@ -113,6 +129,7 @@ from jeepney.bus_messages import message_bus
 from jeepney.io.blocking import open_dbus_connection
 
 mode, directory = sys.argv[1], sys.argv[2]
+SERVICE = "/org/freedesktop/secrets"
 ITEM = "/org/freedesktop/secrets/collection/login/1"
 LOGIN = "/org/freedesktop/secrets/collection/login"
 
@@ -129,9 +146,23 @@ def item_properties():
     return {"Attributes": ("a{ss}", {}), "Label": ("s", "x"), "Created": ("t", 1), "Modified": ("t", 1), "Locked": ("b", False)}
 
 
+def missing(msg, kind, path, interface):
+    """The error a missing object or interface gets, in the wording GDBus uses."""
+    if kind == "unknownobject":
+        return new_error(msg, "org.freedesktop.DBus.Error.UnknownObject", "s", (f"No such object path '{path}'",))
+    name = "org.freedesktop.DBus.Error.UnknownMethod" if kind == "nosuchinterface" else "org.freedesktop.DBus.Error.UnknownInterface"
+    return new_error(msg, name, "s", (f"No such interface '{interface}' on object at path {path}",))
+
+
 def answer(msg):
     fields = msg.header.fields
     member, interface, path = fields.get(HeaderFields.member), fields.get(HeaderFields.interface), fields.get(HeaderFields.path)
+    if mode.startswith("collections-") and member == "Get" and path == SERVICE and msg.body[1] == "Collections":
+        return missing(msg, mode.split("-")[1], path, interface)
+    if mode.startswith("readalias-") and member == "ReadAlias":
+        return missing(msg, mode.split("-")[1], path, interface)
+    if mode == "collection-vanished" and member == "Get" and path == LOGIN and msg.body[1] == "Locked":
+        return missing(msg, "unknownobject", path, interface)
     if member == "OpenSession":
         if msg.body[0] == "plain":
             return new_method_return(msg, "vo", (("s", ""), "/org/freedesktop/secrets/session/1"))

@@ -37,7 +37,9 @@ enum BusCall {
         return value
     }
 
-    /// As `call`, for an object that may have gone: nil when the service says no object is at `path`.
+    /// As `call`, for an item or collection that may have gone: nil when the service says no object
+    /// is at `path`. The service object itself never counts as gone: its "no such object" is a
+    /// failure that names the method, never an empty answer (no collection locked, no default one).
     static func callIfPresent<T>(
         _ connection: OpaquePointer, _ destination: String?, _ path: String, _ interface: String, _ method: String,
         _ parameters: OpaquePointer?, reply replyType: String, timeout milliseconds: Int32,
@@ -45,7 +47,8 @@ enum BusCall {
     ) throws(KeyringError) -> T? {
         try call(
             connection, destination, path, interface, method, parameters, reply: replyType, timeout: milliseconds,
-            cancellable: cancellable, naming: name, orOnError: { error -> T?? in isNoSuchObject(error) ? .some(nil) : nil },
+            cancellable: cancellable, naming: name,
+            orOnError: { error -> T?? in path != servicePath && isNoSuchObject(error) ? .some(nil) : nil },
             parse: { reply -> T?? in parse(reply).map { .some($0) } })
     }
 
@@ -64,8 +67,8 @@ enum BusCall {
     static func keyringError(_ error: UnsafeMutablePointer<GError>, naming name: String) -> KeyringError {
         if isWrongShape(error) { return wrongShape(name) }
         let mapped = KeyringError(gError: error, phase: .talking)
-        // A method the service does not have (that is not a vanished object) is named too.
-        if KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.UnknownMethod",
+        // A method, interface or object the service does not have (where that is not a vanished item) is named too.
+        if KeyringError.remoteName(of: error).map(unanswered.contains) == true,
             case .serviceFailure(let domain, let code, let message) = mapped
         {
             return .serviceFailure(domain: domain, code: code, message: "the service does not answer \(name): \(message)")
@@ -74,6 +77,15 @@ enum BusCall {
     }
 
     /// GDBus's answer to a reply whose type is not the one asked for (a local error, not the peer's).
+    /// The errors of a call the service does not answer at all, which a failure names.
+    private static let unanswered: Set<String> = [
+        "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface",
+        "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.Secret.Error.NoSuchObject",
+    ]
+
+    /// The Secret Service's own object, which exists whenever the service does.
+    static let servicePath = "/org/freedesktop/secrets"
+
     static func isWrongShape(_ error: UnsafeMutablePointer<GError>) -> Bool {
         error.pointee.domain == kr_io_error_quark() && error.pointee.code == Int32(G_IO_ERROR_INVALID_ARGUMENT.rawValue)
             && KeyringError.remoteName(of: error) == nil
@@ -83,10 +95,11 @@ enum BusCall {
         .serviceFailure(domain: "KeyringIdentity", code: -1, message: "the service's reply to \(name) has an unexpected shape")
     }
 
-    /// "No such object" in the forms gnome-keyring, KWallet, KeePassXC and the bus use. GDBus (gnome-keyring)
+    /// "No such object" in the forms gnome-keyring, KWallet, KeePassXC and the bus use, for an item's or
+    /// collection's path (`callIfPresent` never asks it of the service object). GDBus (gnome-keyring)
     /// answers a path with no object on it with UnknownMethod, worded "Object does not exist at path …"
-    /// (a subtree, as gnome-keyring's items are) or "No such interface … on object at path …"; any other
-    /// UnknownMethod is a failure, not a vanished object.
+    /// (a subtree, as gnome-keyring's items are) or, where nothing at all handles the path, "No such
+    /// interface … on object at path …"; any other UnknownMethod is a failure, not a vanished object.
     static func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
         guard let name = KeyringError.remoteName(of: error) else { return false }
         let message = error.pointee.message.map { String(cString: $0) } ?? ""

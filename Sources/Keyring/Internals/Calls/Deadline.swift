@@ -109,9 +109,10 @@ enum Deadline {
         let shared = cancellation == nil ? OperationCancellation.current : nil
         let cancellation = cancellation ?? Cancellation()
         let link = shared.map { g_cancellable_connect($0.pointer, cancelLinked, cancellation.pointer, nil) } ?? 0
-        defer { if let shared, link != 0 { g_cancellable_disconnect(shared.pointer, link) } }
         let timedOut = Atomic<Bool>(false)
         return try withExtendedLifetime((cancellation, shared)) { () throws(KeyringError) -> T in
+            // Inside the extended lifetime: the shared token's handler must be gone before `cancellation` may be freed.
+            defer { if let shared, link != 0 { g_cancellable_disconnect(shared.pointer, link) } }
             let timer = DispatchWorkItem { [cancellation] in
                 timedOut.store(true, ordering: .sequentiallyConsistent)
                 cancellation.cancel()

@@ -1,4 +1,5 @@
 internal import CLibSecret
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -40,10 +41,9 @@ extension ServiceCall {
     /// As above; `body` learns whether the lock excludes every client of the keyring (false when
     /// only the `flock` fallback stood in, which processes in other environments do not share).
     func withCreationLock<T>(for attributes: [String: String], _ body: (Bool) throws(KeyringError) -> T) throws(KeyringError) -> T {
-        let name = Self.lockName(for: attributes)
-        switch try acquireBusName(name) {
-        case .acquired:
-            defer { releaseBusName(name) }
+        switch try acquireBusName(Self.lockName(for: attributes)) {
+        case .acquired(let name):
+            defer { name.release() }
             return try body(true)
         case .alreadyOwned:
             return try body(true)
@@ -61,49 +61,111 @@ extension ServiceCall {
         return "io.keyringidentity.Create.h" + Digest.sha256Hex(Array(canonical.utf8)).prefix(40)
     }
 
-    enum Acquisition { case acquired, alreadyOwned, refused }
+    enum Acquisition {
+        /// This call owns the name now; it must `release` it.
+        case acquired(OwnedBusName)
+        /// An enclosing creation on this thread owns it.
+        case alreadyOwned
+        /// The bus refused the name (a filtering proxy); the flock stands in.
+        case refused
+    }
 
     /// DBUS_NAME_FLAG_DO_NOT_QUEUE: fail at once instead of waiting in the bus's queue.
     static let doNotQueue: guint32 = 4
 
+    /// Asks for `name` until the bus grants it or the deadline passes, through `CallDeadline.poll`.
+    /// A RequestName that ended in a timeout or cancellation on this side may still have been
+    /// granted by the bus: the name is then released at once, unless this process holds it.
     func acquireBusName(_ name: String) throws(KeyringError) -> Acquisition {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else {
             throw .noSessionBus(detail: "the connection was closed")
         }
-        var pause: Duration = .milliseconds(1)
-        while true {
-            // nil: the bus refused the name (a filtering proxy); the flock stands in.
-            let code = try BusCall.call(
-                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
-                kr_variant_name_flags_tuple(name, Self.doNotQueue), reply: "(u)", timeout: remainingMilliseconds, cancellable: cancellable,
-                flags: G_DBUS_CALL_FLAGS_NONE,
-                orOnError: { error -> guint32?? in
-                    // A bus policy answers AccessDenied; xdg-dbus-proxy (a Flatpak without --own)
-                    // hides the name with ServiceUnknown, which the bus itself never sends.
-                    let refusals = ["org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown"]
-                    return KeyringError.remoteName(of: error).map(refusals.contains) == true ? .some(nil) : nil
-                }, parse: { reply -> guint32?? in kr_variant_tuple_u32(reply) })
-            guard let code else { return .refused }
-            switch code {
-            case 1: return .acquired  // PRIMARY_OWNER
-            case 4: return .alreadyOwned  // ALREADY_OWNER: a nested creation in this process
-            default: break  // EXISTS: another process is creating
+        let deadline = callDeadline
+        let pointer = cancellable
+        let isCancelled = { g_cancellable_is_cancelled(pointer) != 0 }
+        var acquisition: Acquisition? = nil
+        let outcome: CallDeadline.PollOutcome
+        do throws(KeyringError) {
+            outcome = try deadline.poll(isCancelled: isCancelled) { () throws(KeyringError) -> Bool in
+                let code = try BusCall.call(
+                    connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+                    kr_variant_name_flags_tuple(name, Self.doNotQueue), reply: "(u)", timeout: deadline.remainingMilliseconds,
+                    cancellable: pointer, flags: G_DBUS_CALL_FLAGS_NONE,
+                    orOnError: { error -> guint32?? in
+                        // A bus policy answers AccessDenied; xdg-dbus-proxy (a Flatpak without --own)
+                        // hides the name with ServiceUnknown, which the bus itself never sends.
+                        let refusals = ["org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown"]
+                        return KeyringError.remoteName(of: error).map(refusals.contains) == true ? .some(nil) : nil
+                    }, parse: { reply -> guint32?? in kr_variant_tuple_u32(reply) })
+                switch code {
+                case nil: acquisition = .refused
+                case 1?: acquisition = .acquired(OwnedBusName(name, on: connection))  // PRIMARY_OWNER
+                case 4?: acquisition = .alreadyOwned  // ALREADY_OWNER: a nested creation in this process
+                default: return false  // EXISTS: another process is creating
+                }
+                return true
             }
-            if g_cancellable_is_cancelled(cancellable) != 0 { throw .cancelled }
-            if callDeadline.hasPassed { throw callDeadline.timedOut }
-            callDeadline.sleep(upTo: pause)
-            pause = min(pause * 2, .milliseconds(20))
+        } catch {
+            switch error {
+            case .timedOut, .cancelled: OwnedBusName.releaseUnlessHeld(name, on: connection)
+            default: break
+            }
+            throw error
+        }
+        switch outcome {
+        case .done: return acquisition ?? .refused
+        case .timedOut: throw deadline.timedOut
+        case .cancelled: throw .cancelled
         }
     }
+}
 
-    func releaseBusName(_ name: String) {
-        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else { return }
-        // Not cancellable: a lock must be released even when the operation was cancelled. If this
-        // fails the bus still releases the name when the connection closes.
+/// A creation lock's bus name this process owns, with the connection that owns it (referenced).
+/// Its release goes straight on that connection: it needs neither libsecret's service nor the
+/// service gate, which another thread may hold for as long as a hung daemon takes.
+final class OwnedBusName: @unchecked Sendable {
+    let name: String
+    private let connection: OpaquePointer
+    private let released = Atomic<Bool>(false)
+
+    /// Names owned through `OwnedBusName` and not released yet: a nested creation's are its enclosing one's.
+    private static let held = Mutex<Set<String>>([])
+
+    init(_ name: String, on connection: OpaquePointer) {
+        self.name = name
+        self.connection = connection
+        g_object_ref(UnsafeMutableRawPointer(connection))
+        Self.held.withLock { _ = $0.insert(name) }
+    }
+
+    deinit {
+        release()
+        g_object_unref(UnsafeMutableRawPointer(connection))
+    }
+
+    /// Releases the name (once). Not cancellable: a lock must be released even when the operation
+    /// was cancelled. The message is sent before the wait for its reply, so the bus releases the
+    /// name even if the reply is late; and the bus releases it anyway when the connection closes.
+    func release() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        Self.held.withLock { _ = $0.remove(name) }
+        Self.sendRelease(name, on: connection)
+    }
+
+    /// After a RequestName that did not end with an answer: releases what the bus may have granted.
+    /// Sent without waiting, so the call ends by its deadline; the bus handles one connection's
+    /// messages in order, so it sees this after the RequestName.
+    static func releaseUnlessHeld(_ name: String, on connection: OpaquePointer) {
+        guard !held.withLock({ $0.contains(name) }) else { return }
+        BusCall.send(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
+            kr_variant_string_tuple(name))
+    }
+
+    private static func sendRelease(_ name: String, on connection: OpaquePointer) {
         _ = try? BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
-            kr_variant_string_tuple(name),
-            reply: "(u)", timeout: 2000, cancellable: nil, flags: G_DBUS_CALL_FLAGS_NONE
+            kr_variant_string_tuple(name), reply: "(u)", timeout: 2000, cancellable: nil, flags: G_DBUS_CALL_FLAGS_NONE
         ) { _ in () }
     }
 }

@@ -29,6 +29,9 @@ enum ItemPathCache {
         var filter: guint = 0
         /// The owner the match rules name ("" for none).
         var ruleOwner = ""
+        /// Whether the service's owner was learnt since subscribing. Until it is, no rules match its
+        /// signals, so nothing is served or remembered; each read asks again.
+        var ownerKnown = false
         var seenSignals: UInt64 = 0
         /// Only for providers whose signals were verified (gnome-keyring): with a provider that
         /// misses ItemDeleted/ItemCreated, a reused path could name another item.
@@ -39,8 +42,9 @@ enum ItemPathCache {
     private static let state = Mutex(State())
     /// Bumped by the filter for each signal that counts.
     fileprivate static let signals = Atomic<UInt64>(0)
-    /// The unique name of the service's owner whose signals count; the filter follows NameOwnerChanged.
-    fileprivate static let owner = Mutex("")
+    /// The unique name of the service's owner whose signals count; the filter follows NameOwnerChanged
+    /// and bumps `generation`, so an answer to GetNameOwner older than the filter's news is dropped.
+    fileprivate static let owner = Mutex((name: "", generation: UInt64(0)))
 
     /// Returns the signal count, emptying the cache if it moved; subscribes first when needed.
     static func synchronize(_ call: borrowing ServiceCall) -> UInt64 {
@@ -51,8 +55,10 @@ enum ItemPathCache {
             if state.connectionAddress != address {
                 subscribe(&state, address, call)
                 state.enabled = nil
+            } else if !state.ownerKnown {
+                learnOwner(&state, connection, call)
             }
-            let current = owner.withLock { $0 }
+            let current = owner.withLock { $0.name }
             if current != state.ruleOwner { replaceRules(&state, connection, current) }
             let now = signals.load(ordering: .acquiring)
             if now != state.seenSignals {
@@ -65,7 +71,7 @@ enum ItemPathCache {
 
     static func path(for key: String, _ call: borrowing ServiceCall) -> String? {
         state.withLock { state in
-            guard let path = state.entries[key] else { return nil }
+            guard state.ownerKnown, let path = state.entries[key] else { return nil }
             if state.enabled == nil { state.enabled = call.providerName() == "gnome-keyring-daemon" }
             return state.enabled == true ? path : nil
         }
@@ -74,7 +80,7 @@ enum ItemPathCache {
     /// Remembers `path` for `key`, unless a signal arrived since `signalCount` was taken.
     static func remember(_ path: String, for key: String, ifNoSignalsSince signalCount: UInt64) {
         state.withLock { state in
-            guard state.enabled != false, signals.load(ordering: .acquiring) == signalCount else { return }
+            guard state.ownerKnown, state.enabled != false, signals.load(ordering: .acquiring) == signalCount else { return }
             state.entries[key] = path
         }
     }
@@ -111,9 +117,18 @@ enum ItemPathCache {
         g_object_ref(UnsafeMutableRawPointer(connection))
         state.connectionAddress = address
         state.ruleOwner = ""
+        state.ownerKnown = false
         state.filter = g_dbus_connection_add_filter(connection, countServiceSignals, nil, nil)
         // Before the owner is asked, so that a change of owner after the answer is seen.
         addMatch(connection, ownerChangedRule)
+        learnOwner(&state, connection, call)
+    }
+
+    /// Asks the bus who owns the service. A failed answer leaves the cache off (the next read asks
+    /// again): with no owner known, no rule matches its signals, and nothing could invalidate it.
+    /// The answer is stored only if no NameOwnerChanged reached the filter meanwhile: that one is newer.
+    private static func learnOwner(_ state: inout State, _ connection: OpaquePointer, _ call: borrowing ServiceCall) {
+        let generation = owner.withLock { $0.generation }
         // Asked of the bus, not libsecret's proxy, whose idea of the owner may lag a restart.
         let current = try? BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
@@ -124,9 +139,11 @@ enum ItemPathCache {
             defer { g_free(name) }
             return String(cString: name)
         }
-        owner.withLock { $0 = current ?? "" }
-        signals.add(1, ordering: .releasing)
         state.entries.removeAll()
+        guard let current else { return }
+        owner.withLock { if $0.generation == generation { $0.name = current } }
+        state.ownerKnown = true
+        signals.add(1, ordering: .releasing)
     }
 
     /// Matches the signals of `current` instead of those of the owner before it. The rules are sent
@@ -158,10 +175,10 @@ enum ItemPathCache {
             else { return false }
             defer { g_free(newOwner) }
             let name = String(cString: newOwner)
-            owner.withLock { $0 = name }
+            owner.withLock { $0 = (name, $0.generation &+ 1) }
             return true
         }
-        guard !sender.isEmpty, owner.withLock({ $0 == sender }) else { return false }
+        guard !sender.isEmpty, owner.withLock({ $0.name == sender }) else { return false }
         switch interface {
         case "org.freedesktop.Secret.Service", "org.freedesktop.Secret.Collection": return true
         case "org.freedesktop.DBus.Properties": return member == "PropertiesChanged"

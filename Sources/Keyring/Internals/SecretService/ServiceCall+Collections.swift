@@ -7,18 +7,15 @@ internal import CLibSecret
 /// active. So a miss proves an item absent only when no collection at all is locked.
 extension ServiceCall {
     /// True when any collection of the service is locked. A collection that vanished meanwhile
-    /// does not count; a `Collections` or `Locked` that does not parse is a failure, never "unlocked".
+    /// does not count; a `Collections` or `Locked` that fails or does not parse is a failure, never "unlocked".
     func anyCollectionLocked() throws(KeyringError) -> Bool {
-        guard
-            let paths = try property(
-                "Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
-                {
-                    value -> [String]? in
-                    guard let paths = kr_variant_object_paths(value) else { return nil }
-                    defer { g_strfreev(paths) }
-                    return Self.strings(paths)
-                })
-        else { return false }
+        // Never nil: the service object does not "vanish" (`BusCall.callIfPresent`).
+        let paths =
+            try property("Collections", of: BusCall.servicePath, interface: "org.freedesktop.Secret.Service") { value -> [String]? in
+                guard let paths = kr_variant_object_paths(value) else { return nil }
+                defer { g_strfreev(paths) }
+                return Self.strings(paths)
+            } ?? []
         for path in paths {
             if try collectionLocked(at: path) == true { return true }
         }
@@ -85,7 +82,8 @@ extension ServiceCall {
     }
 
     /// One call to the Secret Service's owner, straight on the connection, its reply read by
-    /// `parse`; nil when the object does not exist.
+    /// `parse`; nil when the item or collection at `path` does not exist (never for the service
+    /// object itself, whose "no such object" is a failure naming the method).
     func callService<T>(
         _ path: String, interface: String, method: String, _ parameters: OpaquePointer?, reply replyType: String,
         naming name: String? = nil,

@@ -176,6 +176,7 @@ extension ServiceCall {
     /// `createItem` without the session check, for the check item itself.
     func insertItem(attributes: [String: String], label: String, secret: Data, contentType: String) throws(KeyringError) -> String {
         // Without a default collection libsecret would ask the service to create one, which prompts.
+        // Only a ReadAlias answering "/" means "none": a failed one throws (`callService`).
         guard
             let collectionPath = try callService(
                 servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)",
@@ -187,7 +188,7 @@ extension ServiceCall {
                 }),
             collectionPath != "/"
         else { throw .noDefaultCollection }
-        guard let locked = try collectionLocked(at: collectionPath) else { throw .noDefaultCollection }
+        guard let locked = try collectionLocked(at: collectionPath) else { throw Self.vanished("Properties.Get(Locked)") }
         if locked { throw .locked(itemExists: false) }
 
         try requireCurrentSession()
@@ -214,7 +215,7 @@ extension ServiceCall {
                     guard let item, let prompt else { return nil }
                     return (String(cString: item), String(cString: prompt))
                 })
-        else { throw .noDefaultCollection }
+        else { throw Self.vanished("CreateItem") }
         var created = itemPath
         if created == "/", promptPath != "/" {
             let result = try throwingGError {
@@ -234,7 +235,13 @@ extension ServiceCall {
         return created
     }
 
-    private var servicePath: String { "/org/freedesktop/secrets" }
+    /// The default collection ReadAlias named was gone by `method`: a failure, not "no default
+    /// collection", which would let a caller keep a new value elsewhere as if the keyring had none.
+    private static func vanished(_ method: String) -> KeyringError {
+        .serviceFailure(domain: "KeyringIdentity", code: -1, message: "the default collection vanished between ReadAlias and \(method)")
+    }
+
+    private var servicePath: String { BusCall.servicePath }
     private var serviceInterface: String { "org.freedesktop.Secret.Service" }
 
     /// Changes the parts of an existing item that are given; the others stay as they are.
