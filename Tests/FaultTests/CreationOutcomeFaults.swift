@@ -73,7 +73,8 @@ final class InsertPause {
             usleep(10_000)
             waited += 1
         }
-        try #require(FileManager.default.fileExists(atPath: directory + "/reached"), "the first run reached the pause", sourceLocation: sourceLocation)
+        try #require(
+            FileManager.default.fileExists(atPath: directory + "/reached"), "the first run reached the pause", sourceLocation: sourceLocation)
     }
 
     func go() { _ = FileManager.default.createFile(atPath: directory + "/go", contents: Data()) }
