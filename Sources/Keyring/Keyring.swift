@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if DEBUG && canImport(Glibc)
+import Glibc
+#endif
 
 /// Attribute-level access to the user's Secret Service keyring (gnome-keyring, KWallet, KeePassXC),
 /// or, in a sandbox, to libsecret's file backend (see ``KeyringBackend``).
@@ -233,7 +236,8 @@ public struct Keyring: Sendable {
     }
 
     /// Creates an item only when none matching `matching` exists; otherwise returns the existing
-    /// one and changes nothing. Safe between processes that share nothing but the keyring: the
+    /// one and changes nothing (an item it made meanwhile, beside one another client stored
+    /// without sharing its lock, is removed again). Safe between processes that share nothing but the keyring: the
     /// check and the creation run under a lock on the session bus that every client shares.
     ///
     /// Use it for values that must never be overwritten once handed out, such as identifiers.
@@ -255,10 +259,13 @@ public struct Keyring: Sendable {
     }
 
     /// `insertIfAbsent`, with "the" existing item chosen by `order` (DeviceIdentity passes the
-    /// attribute that records when an identifier was first made).
+    /// attribute that records when an identifier was first made). With `stampsFirstMade`, the new
+    /// item's `order.firstMadeAttribute` is set to the current time (`ItemOrder.stamp`) inside the
+    /// creation lock, right before the write: a value stamped before a wait could rank before an
+    /// item stored and handed out while it waited. A restored copy keeps its own time: pass false.
     package func insertIfAbsent(
         _ secret: Data, attributes: [String: String], matching: [String: String]? = nil, label: String,
-        contentType: String = "text/plain", order: ItemOrder
+        contentType: String = "text/plain", order: ItemOrder, stampsFirstMade: Bool = false
     ) throws(KeyringError) -> InsertOutcome {
         let matching = matching ?? attributes
         try AttributeRules.validate(attributes, requireOne: true)
@@ -266,21 +273,38 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
         try AttributeRules.validateSecret(secret, what: "the secret")
+        let stamped = { () -> [String: String] in
+            guard stampsFirstMade, let name = order.firstMadeAttribute else { return attributes }
+            return attributes.merging([name: ItemOrder.stamp(Date())]) { _, now in now }
+        }
         if usesFileBackend {
-            return try fileInsertIfAbsent(secret, attributes: attributes, matching: matching, label: label, order: order)
+            return try fileInsertIfAbsent(secret, attributes: stamped, matching: matching, label: label, order: order)
         }
         let deadline = CallDeadline(timeout: timeout)
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
-                try call.withCreationLock(for: matching) { () throws(KeyringError) -> InsertOutcome in
+                try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                     if let found = try call.readFirst(try call.search(matching), order: order) {
                         return .existing(item: found.item, secret: found.bytes)
                     }
-                    let path = try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+                    InsertTestPause.at("before-create")
+                    let path = try call.createItem(attributes: stamped(), label: label, secret: secret, contentType: contentType)
                     // Always search again: a creator the lock did not exclude (the bus refused the
                     // name, a client that takes no lock) may have stored one too. Converge on
                     // "the" item, as every reader does.
-                    if let winner = try call.readFirst(try call.search(matching), order: order), winner.item.objectPath != path {
+                    var winner = try call.readFirst(try call.search(matching), order: order)
+                    if !exclusive, winner?.item.objectPath == path {
+                        // Only the flock stood in: a twin stamped before this one may still be on
+                        // its way. Let it appear (within the deadline) before this one is handed out.
+                        InsertTestPause.at("after-create")
+                        deadline.sleep(upTo: min(Self.settleDelay, deadline.remaining / 2))
+                        winner = try call.readFirst(try call.search(matching), order: order)
+                    }
+                    if let winner, winner.item.objectPath != path {
+                        // Nobody was handed the item this call made: remove it, so an existing
+                        // item leaves the keyring as it was. If that fails, the next read's twin
+                        // cleanup removes it.
+                        try? call.deleteItem(at: path)
                         return .existing(item: winner.item, secret: winner.bytes)
                     }
                     return .inserted
@@ -288,6 +312,9 @@ public struct Keyring: Sendable {
             }
         }
     }
+
+    /// How long a creator the bus lock did not exclude waits for a twin before handing its value out.
+    static let settleDelay: Duration = .seconds(1)
 
     /// The value when exactly one item matches and it can be read: one SearchItems and one
     /// GetSecrets call, through a `plain` session when it reads plainly (so only for values that
@@ -454,3 +481,21 @@ extension ServiceCall {
         return nil
     }
 }
+
+#if DEBUG
+/// Test-only: with `KEYRINGIDENTITY_TEST_PAUSE=<stage>:<dir>`, `insertIfAbsent` writes
+/// `<dir>/reached` at `stage` and waits (up to 30 s) for `<dir>/go`, so a fault test can store a
+/// twin at an exact point of a creation. Debug builds only.
+enum InsertTestPause {
+    static func at(_ stage: String) {
+        guard let spec = ProcessInfo.processInfo.environment["KEYRINGIDENTITY_TEST_PAUSE"], spec.hasPrefix(stage + ":") else { return }
+        let directory = String(spec.dropFirst(stage.count + 1))
+        _ = FileManager.default.createFile(atPath: directory + "/reached", contents: Data())
+        for _ in 0..<3000 where !FileManager.default.fileExists(atPath: directory + "/go") { usleep(10_000) }
+    }
+}
+#else
+enum InsertTestPause {
+    @inline(__always) static func at(_ stage: String) {}
+}
+#endif

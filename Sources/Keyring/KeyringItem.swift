@@ -79,6 +79,14 @@ package struct ItemOrder: Sendable, Equatable {
         self.firstMadeAttribute = firstMadeAttribute
     }
 
+    /// `time` as a "first made" attribute: Unix seconds with three decimals, rounded down (the
+    /// format DeviceIdentity's backup file writes too).
+    package static func stamp(_ time: Date) -> String {
+        let ms = Int64((time.timeIntervalSince1970 * 1000).rounded(.down))
+        let fraction = String(ms % 1000)
+        return "\(ms / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+
     /// For items that carry no "first made" attribute: `Created`, then the object path.
     package static let standard = ItemOrder(firstMadeAttribute: nil)
 

@@ -206,7 +206,7 @@ struct DecisionTests {
     @Test("a write that could not create adopts what the keyring holds or fails; only a missing default collection and a pending reset keep the backup alone")
     func creationOutcomes() {
         let item = Self.item
-        #expect(Self.afterCreate(.stored) == "keyring new-id")
+        #expect(Self.afterCreate(.stored(created: nil)) == "keyring new-id")
         #expect(Self.afterCreate(.found("theirs", item: item)) == "keyring theirs adopted")
         #expect(Self.afterCreate(.failed(.timedOut(seconds: 2))) == "fail timedOut", "waiting on another creator makes nothing")
         #expect(Self.afterCreate(.failed(.locked(itemExists: false))) == "fail locked", "locked or dismissed in between")

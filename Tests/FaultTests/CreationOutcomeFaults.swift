@@ -54,6 +54,71 @@ final class CreationLockHolder {
     }
 }
 
+/// A point in `insertIfAbsent` (a debug build's `KEYRINGIDENTITY_TEST_PAUSE`) where a first run
+/// waits until `go()`, so a twin can be stored at an exact moment of its creation.
+final class InsertPause {
+    let directory = "/tmp/insert-pause-\(UUID().uuidString.prefix(8))"
+    let spec: String
+
+    init(_ stage: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        spec = stage + ":" + directory
+    }
+
+    func environment(_ base: [String: String]) -> [String: String] { base.merging(["KEYRINGIDENTITY_TEST_PAUSE": spec]) { _, new in new } }
+
+    func waitReached(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: directory + "/reached") && waited < 2000 {
+            usleep(10_000)
+            waited += 1
+        }
+        try #require(
+            FileManager.default.fileExists(atPath: directory + "/reached"), "the first run reached the pause", sourceLocation: sourceLocation)
+    }
+
+    func go() { _ = FileManager.default.createFile(atPath: directory + "/go", contents: Data()) }
+
+    deinit {
+        go()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// xdg-dbus-proxy in front of the session bus, as a Flatpak without `--own` sees it: the
+/// Secret Service and KWallet are reachable, RequestName of a creation lock is refused.
+final class RefusingProxy {
+    private let child: Child
+    let environment: [String: String]
+
+    init(_ box: Sandbox) throws {
+        let socket = box.runtimeDir + "/proxy-bus"
+        let address = try #require(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"])
+        let talk = ["org.freedesktop.secrets", "org.kde.kwalletd5", "org.kde.kwalletd6"].map { "--talk=\($0)" }
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-dbus-proxy"), "xdg-dbus-proxy is missing: run scripts/bootstrap")
+        child = try Child("/usr/bin/xdg-dbus-proxy", ([address, socket, "--filter"] + talk).map { Array($0.utf8) },
+                          environment: ProcessInfo.processInfo.environment)
+        var waited = 0
+        while access(socket, F_OK) != 0 && waited < 500 {
+            usleep(10_000)
+            waited += 1
+        }
+        var proxied = box.keyringEnvironment
+        proxied["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + socket
+        environment = proxied
+        // The precondition: through the proxy, RequestName of a creation lock is refused.
+        let request = try Fault.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                        "org.freedesktop.DBus.RequestName", "string:io.keyringidentity.Create.hseam", "uint32:4"],
+                                    environment: proxied)
+        try #require(request.status != 0, "the proxy refuses the name: \(request.summary)")
+    }
+
+    deinit {
+        kill(child.pid, SIGTERM)
+        _ = try? child.wait()
+    }
+}
+
 @Suite("Creation outcomes through the decision, one order (issue 20)", .serialized)
 struct CreationOutcomeFaults {
     init() throws { try Fault.requireTestKeyring() }
@@ -259,5 +324,85 @@ struct CreationOutcomeFaults {
             #expect(again.line == ra.line, "and it stays: \(again.summary)")
             #expect(try Fault.identityItems(app).count == 1 && Fault.keyringValue(app: app) == ra.line, "the keyring holds it alone")
         }
+    }
+
+    /// `identity-created` as the resolver writes it: Unix seconds, three decimals.
+    static func stamp(_ time: Date) -> String { String(format: "%.3f", (time.timeIntervalSince1970 * 1000).rounded(.down) / 1000) }
+
+    // Review of issue 20, bug 1: the resolver stamped a new value's identity-created before it
+    // waited for the creation lock and wrote. A value another client stored and handed out in
+    // the meantime, in a later whole second, then ranked after it: that client's identifier changed.
+    @Test("a first run that paused before its write never outranks a value stored and handed out meanwhile")
+    func stampTakenAtTheWrite() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("late-stamp")
+        let pause = try InsertPause("before-create")
+        let get = try box.start(["get", "--app", app, "--timeout", "20"], environment: pause.environment(box.keyringEnvironment))
+        try pause.waitReached()
+        usleep(1_100_000)  // into the next whole second: a stamp taken before the pause ranks first
+        let theirs = UUID().uuidString.lowercased()
+        try Fault.storeItem(Self.attributes(app) + [("identity-created", Self.stamp(Date())), ("seam", "theirs")],
+                            value: Data(theirs.utf8), label: "handed out")
+        usleep(1_100_000)  // and one more, so a stamp taken at the write ranks after it
+        pause.go()
+
+        let first = try get.wait()
+        first.expectExit(FaultTable["seam.decide.stored-meanwhile"])
+        #expect(first.line == theirs, "the value handed out first stays: \(first.summary)")
+        #expect(try Fault.identityItems(app).count == 1, "the item it made beside it was removed again")
+        let later = try box.idtool(["get", "--app", app])
+        #expect(later.status == 0 && later.line == theirs, "every later read serves it: \(later.summary)")
+        later.expectClean(hiding: [theirs])
+    }
+
+    // Review of issue 20, risk 2: insertIfAbsent answered "existing" when another client's item
+    // won the read-back, but left the item it had just made in the keyring.
+    @Test("a first run whose write loses to an item stored meanwhile leaves only that item")
+    func losingWriteLeavesNoTwin() throws {
+        let box = try Sandbox()
+        let app = Fault.newApp("no-twin")
+        let pause = try InsertPause("before-create")
+        let get = try box.start(["get", "--app", app, "--timeout", "20"], environment: pause.environment(box.keyringEnvironment))
+        try pause.waitReached()
+        let theirs = UUID().uuidString.lowercased()
+        try Fault.storeItem(Self.attributes(app) + [("identity-created", Self.stamp(Date().addingTimeInterval(-1000))), ("seam", "theirs")],
+                            value: Data(theirs.utf8), label: "stored meanwhile")
+        pause.go()
+
+        let first = try get.wait()
+        first.expectExit(FaultTable["seam.decide.stored-meanwhile"])
+        #expect(first.line == theirs, "it adopts the winner: \(first.summary)")
+        let items = try Fault.identityItems(app)
+        #expect(items.count == 1, "its own item was removed, before any later read repairs: \(items.count) items")
+        #expect(try Fault.keyringValue(app: app) == theirs)
+        first.expectClean(hiding: [theirs])
+    }
+
+    // Review of issue 20, bug 1 (settle): a creator refused the bus name shares only the flock,
+    // so a twin stamped before its own may be stored just after its read-back. It handed out its
+    // own value, and every later read served the twin.
+    @Test("a first run refused the bus name waits for a twin made earlier that appears just after its write")
+    func refusedNameSettles() throws {
+        let proxyBox = try Sandbox()
+        let proxy = try RefusingProxy(proxyBox)
+        let app = Fault.newApp("refused-settle")
+        let pause = try InsertPause("after-create")
+        let get = try proxyBox.start(["get", "--app", app, "--timeout", "20"], environment: pause.environment(proxy.environment))
+        try pause.waitReached()
+        // It wrote and its read-back saw only its own item. The twin lands just after, while it
+        // settles (a secret-tool run, typically well under the settle's second): before, the
+        // resolver's own read-back came within milliseconds and missed it.
+        let twin = UUID().uuidString.lowercased()
+        pause.go()
+        try Fault.storeItem(Self.attributes(app) + [("identity-created", Self.stamp(Date().addingTimeInterval(-5))), ("seam", "twin")],
+                            value: Data(twin.utf8), label: "slow twin")
+
+        let first = try get.wait()
+        first.expectExit(FaultTable["seam.decide.refused-settle"])
+        #expect(first.line == twin, "it adopts the twin made first: \(first.summary)")
+        #expect(try Fault.identityItems(app).count == 1, "and removes its own item")
+        let later = try proxyBox.idtool(["get", "--app", app], environment: proxy.environment)
+        #expect(later.status == 0 && later.line == twin, "every later read serves the same: \(later.summary)")
+        later.expectClean(hiding: [twin])
     }
 }

@@ -206,6 +206,14 @@ enum FaultTable {
               scenario: "the oldest identity item holds an invalid value, a younger valid item holds the backup's identifier",
               outcome: "the backup's identifier is served; only the invalid item is removed, the valid one is kept (without a matching backup: an error, nothing removed)",
               exit: 0, kept: .yes),
+        .init(id: "seam.decide.stored-meanwhile", area: "concurrency",
+              scenario: "a first run pauses between its absent check and its write (over a second boundary) while a client that takes no lock stores and hands out a value",
+              outcome: "its value is stamped at the write, so the value stored meanwhile stays the winner: it prints that value and removes the item it made, leaving one",
+              exit: 0, kept: .none),
+        .init(id: "seam.decide.refused-settle", area: "concurrency",
+              scenario: "a first run refused the creation lock's bus name (xdg-dbus-proxy) writes; a twin made earlier by a creator it does not exclude appears just after",
+              outcome: "it waits about a second and re-reads before printing: it prints the twin's value, removes its own item, and later reads serve the same",
+              exit: 0, kept: .none),
 
         // seam.order
         .init(id: "seam.order.waiting-creator", area: "concurrency",

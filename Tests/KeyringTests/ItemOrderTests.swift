@@ -73,4 +73,23 @@ struct ItemOrderTests {
         #expect(order.firstMade(unparsable) == Date(timeIntervalSince1970: 10))
         #expect(order.sorted([older, Self.item("/c/9", created: nil)]).first?.objectPath == "/c/9")
     }
+
+    // Review of issue 20, bug 1: the whole second of the stamp ranks first, so a value stamped at
+    // 0.98 s but written after one stamped (and handed out) at 1.01 s would win. A stamp taken at
+    // the write never comes before the stamp of an item that write could already see.
+    @Test("a stamp taken before a wait outranks one made meanwhile across a second; the stamp format round-trips")
+    func stampAcrossSecondBoundary() {
+        let order = ItemOrder(firstMadeAttribute: "identity-created")
+        func item(_ path: String, stamp: Date, created: Date) -> KeyringItem {
+            KeyringItem(objectPath: path, attributes: ["identity-created": ItemOrder.stamp(stamp)], label: "", isLocked: false,
+                        created: created, modified: created)
+        }
+        let base = Date(timeIntervalSince1970: 1_700_000_000)
+        let handedOut = item("/c/1", stamp: base.addingTimeInterval(1.01), created: base.addingTimeInterval(1.03))
+        let earlyStamp = item("/c/2", stamp: base.addingTimeInterval(0.98), created: base.addingTimeInterval(1.05))
+        let stampedAtWrite = item("/c/2", stamp: base.addingTimeInterval(1.049), created: base.addingTimeInterval(1.05))
+        #expect(order.precedes(earlyStamp, handedOut), "why the stamp must not be taken before the wait")
+        #expect(order.precedes(handedOut, stampedAtWrite), "stamped at the write, the item handed out stays the winner")
+        #expect(ItemOrder.stamp(base.addingTimeInterval(1.5)) == "1700000001.500")
+    }
 }

@@ -1,5 +1,11 @@
 import Keyring
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The second half of the decision: what a first run does with the result of its keyring write.
 /// Like a read, every outcome of a creation attempt (inserted, another value found, locked or
 /// dismissed in between, timed out waiting for another creator, cancelled) comes here, so a
@@ -9,8 +15,8 @@ extension Decision {
     enum WriteOutcome: Equatable {
         /// The keyring was not written: the decision said the backup alone holds the new value.
         case notAttempted
-        /// "The" item holds the value written.
-        case stored
+        /// "The" item holds the value written, first made at `created` (as its attributes say).
+        case stored(created: Date?)
         /// "The" item holds another valid value: another process, whatever its environment, stored it first.
         case found(String, item: KeyringItem)
         /// "The" item holds a value a pending reset voids, and the reset cannot complete yet.

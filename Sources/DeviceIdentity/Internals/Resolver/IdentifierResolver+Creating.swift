@@ -45,7 +45,9 @@ extension IdentifierResolver {
         }
         var notes = Notes(repairs: repairs, conflicts: creation.conflicts)
         notes.conflicts += rejected.map { "migration source \($0.source) rejected: \($0.reason)" }
-        let now = Date()
+        // A dry run's or a backup-only value's time; one the keyring holds takes the time its
+        // item was stamped with, inside the creation lock.
+        var now = Date()
 
         guard mode.writes else {
             let resolution = Resolution(
@@ -61,7 +63,12 @@ extension IdentifierResolver {
         var adoptedExisting = false
         let written =
             creation.writesKeyring
-            ? writeIfAbsent(value, origin: provenance.description, created: now, budget: budget) : Decision.WriteOutcome.notAttempted
+            ? writeIfAbsent(value, origin: provenance.description, created: nil, budget: budget) : Decision.WriteOutcome.notAttempted
+        switch written {
+        case .stored(let created?): now = created
+        case .found(_, let item): now = Self.identifierCreated(item) ?? now
+        default: break
+        }
         let problem: KeyringError?
         switch Decision.decideAfterCreate(written, value: value, creation: creation, hasBackup: backup != nil, scope: scope) {
         case .fail(let error):

@@ -29,11 +29,11 @@ extension IdentifierResolver {
     /// How many reset identifiers a tombstone remembers.
     static let tombstoneCapacity = 64
 
-    func itemAttributes(origin: String, created: Date) -> [String: String] {
-        scope.keyringAttributes.merging([
-            "xdg:schema": Self.schemaName, Self.originAttribute: origin,
-            Self.createdAttribute: BackupFile.milliseconds(created),
-        ]) { current, _ in current }
+    /// A new item's attributes. `created` nil: `insertIfAbsent` stamps the time of the write.
+    func itemAttributes(origin: String, created: Date?) -> [String: String] {
+        var attributes = ["xdg:schema": Self.schemaName, Self.originAttribute: origin]
+        if let created { attributes[Self.createdAttribute] = BackupFile.milliseconds(created) }
+        return scope.keyringAttributes.merging(attributes) { current, _ in current }
     }
 
     /// The one order of identity items (Keyring's `ItemOrder`), told which attribute records

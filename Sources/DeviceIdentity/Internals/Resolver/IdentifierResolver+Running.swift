@@ -146,12 +146,14 @@ extension IdentifierResolver {
     /// Create-if-absent in the keyring, then search again and read "the" item back, whatever the
     /// lock did: that item, not the write's own answer, says what the keyring holds. An existing
     /// item is adopted, never overwritten. Never throws: every outcome goes to the decision.
-    func writeIfAbsent(_ value: String, origin: String, created: Date, budget: Budget) -> Decision.WriteOutcome {
+    /// `created` nil (a new value): stamped inside the creation lock, right before the write, so
+    /// it never ranks before an item stored while this creator waited; a restored copy keeps its time.
+    func writeIfAbsent(_ value: String, origin: String, created: Date?, budget: Budget) -> Decision.WriteOutcome {
         do throws(KeyringError) {
             _ = try budget.call { keyring throws(KeyringError) in
                 try keyring.insertIfAbsent(
                     Data(value.utf8), attributes: itemAttributes(origin: origin, created: created), matching: scope.keyringAttributes,
-                    label: itemLabel, order: Self.itemOrder)
+                    label: itemLabel, order: Self.itemOrder, stampsFirstMade: created == nil)
             }
             noteKeyringServed()
             let readBack = try budget.call { keyring throws(KeyringError) in try keyring.readAllNonSecret(scope.keyringAttributes) }
@@ -163,7 +165,7 @@ extension IdentifierResolver {
                 if case .failure(let rejection) = IdentifierText.normalize(first.secret) { return .foundInvalid(reason: rejection.reason) }
                 return .foundInvalid(reason: "unreadable")
             }
-            if Decision.sameBytes(other, value) { return .stored }
+            if Decision.sameBytes(other, value) { return .stored(created: Self.identifierCreated(first.item)) }
             // A value a pending reset voids is never adopted, even when the reset cannot complete
             // yet (say the keyring's default collection is locked while the item sits in another).
             if let pending = backup?.pendingReset(), pending.voids(value: other, created: Self.identifierCreated(first.item)) {

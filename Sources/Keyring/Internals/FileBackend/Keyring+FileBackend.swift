@@ -31,13 +31,14 @@ extension Keyring {
     }
 
     func fileInsertIfAbsent(
-        _ secret: Data, attributes: [String: String], matching: [String: String], label: String, order: ItemOrder
+        _ secret: Data, attributes: () -> [String: String], matching: [String: String], label: String, order: ItemOrder
     ) throws(KeyringError) -> InsertOutcome {
         try FileKeyring.run(timeout: timeout, exclusive: true) { file throws(KeyringError) -> InsertOutcome in
             if let found = try file.matching(matching).min(by: { order.precedes($0.keyringItem, $1.keyringItem) }) {
                 return .existing(item: found.keyringItem, secret: found.secret)
             }
-            try file.store(attributes, label: label, secret: secret)
+            // Built under the file's lock, so a "first made" stamp is never older than the check.
+            try file.store(attributes(), label: label, secret: secret)
             return .inserted
         }
     }
