@@ -137,7 +137,7 @@ public struct Keyring: Sendable {
     /// - Parameter attributes: the attributes to match; at least one is required.
     /// - Returns: every match with its value, oldest first.
     /// - Throws: what `readAll(_:)` throws.
-        package func readAllNonSecret(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
+    package func readAllNonSecret(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try readAll(attributes) }
         return try plainFirst(attributes, withProperties: true) { found in
@@ -320,7 +320,7 @@ public struct Keyring: Sendable {
     /// GetSecrets call, through a `plain` session when it reads plainly (so only for values that
     /// are not secrets). Nil for no match, several matches or a locked match (read those with
     /// `search(_:)`). For DeviceIdentity's common path; package API, not public.
-        package func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
+    package func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend {
             let all = try fileReadAll(attributes, cancellation: nil)

@@ -389,13 +389,13 @@ struct CreationOutcomeFaults {
         let pause = try InsertPause("after-create")
         let get = try proxyBox.start(["get", "--app", app, "--timeout", "20"], environment: pause.environment(proxy.environment))
         try pause.waitReached()
-        // It wrote and its read-back saw only its own item. The twin lands just after, while it
-        // settles (a secret-tool run, typically well under the settle's second): before, the
-        // resolver's own read-back came within milliseconds and missed it.
+        // It wrote and its read-back saw only its own item. The twin lands after that read-back,
+        // before the settle's second search (stored while the first run waits there, so the test
+        // does not race the settle): without the settle it was handed out its own value.
         let twin = UUID().uuidString.lowercased()
-        pause.go()
         try Fault.storeItem(Self.attributes(app) + [("identity-created", Self.stamp(Date().addingTimeInterval(-5))), ("seam", "twin")],
                             value: Data(twin.utf8), label: "slow twin")
+        pause.go()
 
         let first = try get.wait()
         first.expectExit(FaultTable["seam.decide.refused-settle"])
