@@ -1,7 +1,8 @@
 import Foundation
-@testable import Keyring
 import TestSupport
 import Testing
+
+@testable import Keyring
 
 #if canImport(Glibc)
 import Glibc
@@ -133,7 +134,8 @@ struct FileAtomicChangeTests {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
         let service = uniqueName("atomic-overtaken")
-        let before = try sandbox.secretTool(["store", "--label", "before", "service", service, "which", "before"], stdin: Data("before".utf8))
+        let before = try sandbox.secretTool(
+            ["store", "--label", "before", "service", service, "which", "before"], stdin: Data("before".utf8))
         try #require(before.status == 0, "\(before.stderr)")
         let token = OperationCancellation()
         let error = withActive(sandbox) {
