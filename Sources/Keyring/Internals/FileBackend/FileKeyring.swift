@@ -142,7 +142,7 @@ struct FileKeyring: ~Copyable {
         return (backend, original)
     }
 
-    /// Runs a libsecret call that writes the file. GLib (2.74, libsecret 0.20.5, seen with strace)
+    /// Runs a libsecret call that writes the file. GLib 2.74 under libsecret 0.20.5 (seen with strace)
     /// checks the etag libsecret read (another writer since: `WRONG_ETAG`), writes and syncs a
     /// temporary `.goutputstream-*` beside the file, hard-links the old file to `<file>~` and renames
     /// the temporary one over. So a failed write normally leaves the file untouched, or holding
