@@ -163,12 +163,20 @@ static inline GList *kr_file_backend_search(SecretBackend *backend, GHashTable *
 
 /// The collection a file backend read (SecretFileBackend's first field after its GObject, in 0.20
 /// and 0.21), checked to be a SecretFileCollection; NULL when this libsecret is laid out otherwise.
+/// The field is read only from an instance of the type named SecretFileBackend whose instance size
+/// holds the layout, so a differently sized instance is never read past its end; the type check
+/// of the field then tells a reordered layout (a field that is not the collection) from this one.
 static inline GObject *kr_file_backend_collection(SecretBackend *backend) {
     GType (*get_type)(void) = (GType (*)(void))dlsym(RTLD_DEFAULT, "secret_file_collection_get_type");
     if (!get_type || !dlsym(RTLD_DEFAULT, "secret_file_collection_replace") || !dlsym(RTLD_DEFAULT, "secret_file_collection_clear")
         || !dlsym(RTLD_DEFAULT, "secret_file_collection_write") || !dlsym(RTLD_DEFAULT, "secret_file_collection_write_finish"))
         return NULL;
     struct kr_file_backend_layout { GObject parent; GObject *collection; };
+    GType backend_type = g_type_from_name("SecretFileBackend");
+    if (backend_type == 0 || G_OBJECT_TYPE(backend) != backend_type) return NULL;
+    GTypeQuery query;
+    g_type_query(backend_type, &query);
+    if (query.type != backend_type || query.instance_size < sizeof(struct kr_file_backend_layout)) return NULL;
     GObject *collection = ((struct kr_file_backend_layout *)backend)->collection;
     return collection && G_TYPE_CHECK_INSTANCE_TYPE(collection, get_type()) ? collection : NULL;
 }
@@ -188,7 +196,10 @@ static inline gboolean kr_file_collection_clear(GObject *collection, GHashTable 
     return clear(collection, attributes, error);
 }
 
-/// Writes the collection to its file once (GLib writes a temporary file and renames it over).
+/// Writes the collection to its file once. GLib checks the etag libsecret read (G_IO_ERROR_WRONG_ETAG
+/// when another program wrote the file since), writes a temporary file beside it, hard-links the old
+/// file to `<file>~` and renames the temporary one over; only when it cannot make the temporary file
+/// does it rewrite the file in place (see FileKeyring.writing).
 static inline gboolean kr_file_collection_write(GObject *collection, GCancellable *cancellable, GError **error) {
     void (*start)(GObject *, GCancellable *, GAsyncReadyCallback, gpointer) =
         (void (*)(GObject *, GCancellable *, GAsyncReadyCallback, gpointer))dlsym(RTLD_DEFAULT, "secret_file_collection_write");

@@ -64,13 +64,9 @@ public struct Keyring: Sendable {
     /// - Returns: the matching items' metadata, without secrets.
     /// - Throws: `KeyringError` when the service cannot answer or an attribute is invalid.
     public func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
-        try search(attributes, cancellation: nil)
-    }
-
-    func search(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes)
-        if usesFileBackend { return try fileSearch(attributes, cancellation: cancellation) }
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation) { call throws(KeyringError) in
+        if usesFileBackend { return try fileSearch(attributes) }
+        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
             try call.search(attributes)
         }
     }
@@ -82,13 +78,9 @@ public struct Keyring: Sendable {
     ///   could be read: a locked original never loses to a readable twin), or when nothing
     ///   matches and the default collection is locked (a locked keyring is never reported as empty).
     public func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
-        try lookup(attributes, cancellation: nil)
-    }
-
-    func lookup(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileReadAll(attributes, cancellation: cancellation).first?.secret }
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
+        if usesFileBackend { return try fileReadAll(attributes).first?.secret }
+        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             try call.lookup(attributes)
         }
     }
@@ -98,13 +90,9 @@ public struct Keyring: Sendable {
     /// - Returns: the item and its secret bytes, or nil when no item matches.
     /// - Throws: `KeyringError.locked` as `lookup(_:)` does, or another `KeyringError`.
     public func firstItem(_ attributes: [String: String]) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
-        try firstItem(attributes, cancellation: nil)
-    }
-
-    func firstItem(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileReadAll(attributes, cancellation: cancellation).first }
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
+        if usesFileBackend { return try fileReadAll(attributes).first }
+        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             try call.readFirst(try call.search(attributes)).map { ($0.item, $0.bytes) }
         }
     }
@@ -117,7 +105,7 @@ public struct Keyring: Sendable {
     ///   default collection is locked; or another `KeyringError`.
     public func readAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileReadAll(attributes, cancellation: nil) }
+        if usesFileBackend { return try fileReadAll(attributes) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
@@ -181,20 +169,14 @@ public struct Keyring: Sendable {
     public func store(
         _ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain"
     ) throws(KeyringError) {
-        try store(secret, attributes: attributes, label: label, contentType: contentType, cancellation: nil)
-    }
-
-    func store(
-        _ secret: Data, attributes: [String: String], label: String, contentType: String, cancellation: Cancellation?
-    ) throws(KeyringError) {
         try AttributeRules.validate(attributes, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
         try AttributeRules.validateSecret(secret, what: "the secret")
-        if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label, cancellation: cancellation) }
+        if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label) }
         let deadline = CallDeadline(timeout: timeout)
-        try ProcessCreationLock.with(deadline, cancellation: cancellation) { () throws(KeyringError) in
-            try ServiceCall.run(deadline: deadline, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
+        try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
+            try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) in
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                     if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
@@ -323,7 +305,7 @@ public struct Keyring: Sendable {
     package func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend {
-            let all = try fileReadAll(attributes, cancellation: nil)
+            let all = try fileReadAll(attributes)
             return all.count == 1 ? all[0].secret : nil
         }
         // Only identifiers come here: the value may travel without encryption (see readAllNonSecret).
@@ -345,13 +327,9 @@ public struct Keyring: Sendable {
     ///   a collection is locked (its items may be hidden); nothing is deleted then.
     @discardableResult
     public func delete(_ attributes: [String: String]) throws(KeyringError) -> Int {
-        try delete(attributes, cancellation: nil)
-    }
-
-    func delete(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileDelete(attributes, cancellation: cancellation) }
-        return try ServiceCall.run(timeout: timeout, cancellation: cancellation, unlock: unlock) { call throws(KeyringError) in
+        if usesFileBackend { return try fileDelete(attributes) }
+        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             let items = try call.search(attributes)
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             // A miss while a collection is locked may be a hidden item (KeePassXC): not "nothing to delete".

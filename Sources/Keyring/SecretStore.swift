@@ -237,7 +237,7 @@ extension SecretStore {
         }
         if keyring.usesFileBackend { return try fileWrite(payload, forKey: key) }
         let deadline = CallDeadline(timeout: keyring.timeout)
-        try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) in
+        try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: keyring.unlock) { call throws(KeyringError) in
                 if try update(call, payload, forKey: key) { return }
                 // First write: the creation lock (shared by every client of the keyring) means two

@@ -273,6 +273,12 @@ enum FaultTable {
                 "a change touching several items (an account change, a reset beside another wrapper's item) SIGKILLed at each of its writes",
               outcome: "one write per change: every other item intact, the changed one old or new byte for byte; the next change works",
               exit: 0, kept: .notApplicable),
+        .init(id: "file.overtaken-write", area: "file keyring",
+              scenario: "another libsecret program (which takes no lock of ours) writes the file between a change's read and its write, "
+                  + "or the change is then cancelled",
+              outcome: "typed error (file unavailable: \"another program changed it … try again\"; or cancelled); "
+                  + "that program's items kept: the saved copy is put back only over a partial file",
+              exit: nil, kept: .notApplicable),
 
         // seam.small
         .init(id: "small.migrate.locked-legacy-item", area: "environment",

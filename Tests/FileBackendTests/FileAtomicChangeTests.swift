@@ -1,7 +1,8 @@
 import Foundation
-import Keyring
 import TestSupport
 import Testing
+
+@testable import Keyring
 
 #if canImport(Glibc)
 import Glibc
@@ -37,6 +38,19 @@ struct FileAtomicChangeTests {
         }
     }
 
+    /// Runs `body` with this process's libsecret pointed at the sandbox's file.
+    func withActive<T>(_ sandbox: FileKeyringSandbox, _ body: () throws -> T) rethrows -> T {
+        let names = ["SECRET_FILE_TEST_PATH", "SECRET_FILE_TEST_PASSWORD"]
+        let saved = names.map { name in (name, getenv(name).map { String(cString: $0) }) }
+        sandbox.activate()
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+        return try body()
+    }
+
     /// A keyring with our item, another wrapper's (the same identifier in an access group: its
     /// attributes include ours, so libsecret's clear would take it too) and an unrelated item;
     /// returns (ours, theirs, unrelated).
@@ -59,6 +73,9 @@ struct FileAtomicChangeTests {
         environment["KEYRING_TEST_KILL_AFTER_STEP"] = String(step)
         let result = try sandbox.idtool(arguments, stdin: stdin, environment: environment)
         #expect(result.status == 0 || result.status == 128 + 9, "step \(step): \(result.status) \(result.stderr)")
+        // Every change saves a copy first: a run that passes step 1 is an idtool without the hook,
+        // which only debug builds compile (`swift test` builds debug).
+        if step == 1 { #expect(result.status == 128 + 9, "idtool ignored KEYRING_TEST_KILL_AFTER_STEP: not a debug build?") }
         return result.status == 128 + 9
     }
 
@@ -107,5 +124,52 @@ struct FileAtomicChangeTests {
             #expect(try sandbox.idtool(["item", "reset", service]).status == 0, "step \(step)")
         }
         #expect(completed, "some step let the reset complete")
+    }
+
+    /// One change that another libsecret program's write overtakes: secret-tool, which takes no
+    /// lock of ours, stores an item after our change read the file and before it writes; then,
+    /// with `cancel`, our change is cancelled. Returns the error our change ended with and the
+    /// labels of the service's items afterwards.
+    func overtaken(cancel: Bool) throws -> (KeyringError?, Set<String>) {
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let service = uniqueName("atomic-overtaken")
+        let before = try sandbox.secretTool(
+            ["store", "--label", "before", "service", service, "which", "before"], stdin: Data("before".utf8))
+        try #require(before.status == 0, "\(before.stderr)")
+        let token = OperationCancellation()
+        let error = withActive(sandbox) {
+            keyringError {
+                try token.run { () throws(KeyringError) in
+                    try FileKeyring.run(timeout: .seconds(20), exclusive: true) { file throws(KeyringError) in
+                        try file.store(["service": service, "which": "ours"], label: "ours", secret: Data("ours".utf8))
+                        let theirs = try? sandbox.secretTool(
+                            ["store", "--label", "theirs", "service", service, "which", "theirs"], stdin: Data("theirs".utf8))
+                        #expect(theirs?.status == 0, "\(theirs?.stderr ?? "")")
+                        if cancel { token.cancel() }
+                    }
+                }
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: sandbox.keyringPath + ".before-change"), "the saved copy is left behind")
+        return (error, Set(try items(sandbox, service: service).map(\.label)))
+    }
+
+    @Test("another program writes the file during our change: ours fails with a typed error, nothing is put back over theirs")
+    func overtakenChangeKeepsTheirs() throws {
+        let (error, labels) = try overtaken(cancel: false)
+        guard case .keyringFileUnavailable(_, let detail)? = error else {
+            Issue.record("an overtaken change ended with \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("another program changed it"), "\(detail)")
+        #expect(labels == ["before", "theirs"], "the other program's item is gone, or ours was written: \(labels)")
+    }
+
+    @Test("a change cancelled after another program wrote the file: cancelled, and nothing is put back over theirs")
+    func cancelledChangeKeepsTheirs() throws {
+        let (error, labels) = try overtaken(cancel: true)
+        #expect(error == .cancelled, "\(String(describing: error))")
+        #expect(labels == ["before", "theirs"], "the other program's item is gone, or ours was written: \(labels)")
     }
 }

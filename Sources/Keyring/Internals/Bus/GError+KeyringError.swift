@@ -1,14 +1,21 @@
 internal import CLibSecret
 
-/// Where a GError arose; the same GLib code means different things while connecting and afterwards.
-enum CallPhase {
+/// Where a GError arose; the same GLib code means different things while connecting, afterwards,
+/// and on libsecret's file backend (whose errors name the keyring file).
+enum CallPhase: Equatable {
     case connecting
     case talking
+    /// A call on libsecret's file backend, on the keyring file at `path`.
+    case file(path: String)
 }
 
 extension KeyringError {
     /// Maps a GError (without freeing it) to a typed case.
     init(gError error: UnsafeMutablePointer<GError>, phase: CallPhase) {
+        if case .file(let path) = phase {
+            self.init(fileBackendError: error, path: path)
+            return
+        }
         let domain = error.pointee.domain
         let code = error.pointee.code
         let message = error.pointee.message.map { String(cString: $0) } ?? ""

@@ -42,8 +42,8 @@ struct FileItem {
 /// it would miss other processes' items and, when it writes, drop them.
 ///
 /// One change, one write: `store` and the removals edit the backend's collection in memory, and
-/// `run` writes the file once when the body returns (GLib writes a temporary file and renames it
-/// over). A process killed mid-change leaves the file as it was or as the whole change left it.
+/// `run` writes the file once when the body returns (GLib writes a temporary file beside it and
+/// renames it over). A process killed mid-change leaves the file as it was or as the whole change left it.
 struct FileKeyring: ~Copyable {
     let backend: OpaquePointer
     let cancellable: UnsafeMutablePointer<GCancellable>
@@ -77,15 +77,15 @@ struct FileKeyring: ~Copyable {
         return "file:" + Digest.sha256Hex(Array(canonical.utf8)).prefix(32)
     }
 
-    /// Runs `body` on a freshly read file keyring within `timeout`. With `exclusive`, the whole
-    /// operation holds the file lock, so a read-modify-write never loses another process's change.
+    /// Runs `body` on a freshly read file keyring within `timeout`; an enclosing `OperationCancellation`
+    /// cancels it. With `exclusive`, the whole operation holds the file lock, so a read-modify-write
+    /// never loses another process's change.
     static func run<T>(
-        timeout: Duration, cancellation: Cancellation? = nil, exclusive: Bool,
-        _ body: (borrowing FileKeyring) throws(KeyringError) -> T
+        timeout: Duration, exclusive: Bool, _ body: (borrowing FileKeyring) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         let deadline = CallDeadline(timeout: timeout)
         let path = Self.path
-        return try Deadline.run(until: deadline, cancellation: cancellation) {
+        return try Deadline.run(until: deadline) {
             cancellation throws(KeyringError) -> T in
             func operate() throws(KeyringError) -> T {
                 let (backend, original) = try open(path: path, cancellable: cancellation.pointer)
@@ -137,17 +137,20 @@ struct FileKeyring: ~Copyable {
         } else if errno != ENOENT {
             throw .keyringFileUnavailable(path: path, detail: String(cString: strerror(errno)))
         }
-        let backend = try fileGError(path) { kr_file_backend_open(cancellable, $0) }
+        let backend = try throwingGError(.file(path: path)) { kr_file_backend_open(cancellable, $0) }
         guard let backend else { throw .keyringFileUnavailable(path: path, detail: "libsecret opened no file backend") }
         return (backend, original)
     }
 
-    /// Runs a libsecret call that writes the file. GLib writes it in place after moving the old one
-    /// to `<file>~`, so a write that fails (a full disk) leaves a truncated file: put back what was
-    /// read, so the keyring is never left damaged or empty by a failed change.
-    /// A copy of the file is saved beside it first: putting it back is then a rename, which needs
-    /// no space on a full disk. When even the copy cannot be written, the change is refused before
-    /// the keyring file is touched.
+    /// Runs a libsecret call that writes the file. GLib 2.74 under libsecret 0.20.5 (seen with strace)
+    /// checks the etag libsecret read (another writer since: `WRONG_ETAG`), writes and syncs a
+    /// temporary `.goutputstream-*` beside the file, hard-links the old file to `<file>~` and renames
+    /// the temporary one over. So a failed write normally leaves the file untouched, or holding
+    /// another libsecret user's write, which must stay. Only when it cannot make the temporary file
+    /// does GLib rewrite the file in place, and a failure then can leave it partial or missing.
+    /// A copy of the file is saved beside it first, and after a failure put back (a rename, which
+    /// needs no space on a full disk) only when the file is no longer a whole keyring. When even
+    /// the copy cannot be written, the change is refused before the keyring file is touched.
     private func writing(_ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> gboolean) throws(KeyringError) {
         let saved = path + ".before-change"
         if let original {
@@ -159,10 +162,16 @@ struct FileKeyring: ~Copyable {
         }
         defer { unlink(saved) }
         do throws(KeyringError) {
-            _ = try fileGError(path, body)
+            _ = try throwingGError(.file(path: path), body)
         } catch {
-            if original != nil, rename(saved, path) == 0 { throw error }
-            restoreOriginal()
+            let now = Self.contents(of: path)
+            // Whole (untouched, ours or another writer's): leave it. Partial, or gone when it was there: put it back.
+            if let now, kr_keyring_file_check(now, gsize(now.count)) == KR_FILE_OK { throw error }
+            if original == nil {
+                if now != nil { unlink(path) }  // there was no file: a partial one must not read as damaged
+            } else if rename(saved, path) != 0 {
+                restoreOriginal()
+            }
             throw error
         }
         KillPoint.passed()
@@ -185,13 +194,10 @@ struct FileKeyring: ~Copyable {
         return fsync(fd) == 0 ? nil : String(cString: strerror(errno))
     }
 
+    /// Puts back what was read when the saved copy could not be renamed over a partial file.
     private func restoreOriginal() {
-        guard let original else {
-            unlink(path)  // there was no file: a partial one must not read as damaged
-            return
-        }
-        if let now = Self.contents(of: path), now == original { return }
-        // The backup GLib just made holds exactly what was read: renaming it back needs no space.
+        guard let original else { return }
+        // The backup GLib made before rewriting in place holds what was read: renaming it back needs no space.
         if let backup = Self.contents(of: path + "~"), backup == original, rename(path + "~", path) == 0 { return }
         let temporary = path + ".restore"
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -226,13 +232,13 @@ struct FileKeyring: ~Copyable {
     func items() throws(KeyringError) -> [FileItem] {
         let table = kr_string_table_new()!
         defer { g_hash_table_unref(table) }
-        let list = try fileGError(path) { kr_file_backend_search(backend, table, cancellable, $0) }
+        let list = try throwingGError(.file(path: path)) { kr_file_backend_search(backend, table, cancellable, $0) }
         defer { kr_object_list_free(list) }
         var result: [FileItem] = []
         var node = list
         while let current = node {
             let item = kr_list_retrievable(current)
-            let value = try fileGError(path) { secret_retrievable_retrieve_secret_sync(item, cancellable, $0) }
+            let value = try throwingGError(.file(path: path)) { secret_retrievable_retrieve_secret_sync(item, cancellable, $0) }
             defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
             var length = 0
             let bytes = value.flatMap { secret_value_get($0, &length) }
@@ -285,7 +291,7 @@ struct FileKeyring: ~Copyable {
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         pending.edited = true
-        _ = try fileGError(path) { kr_file_collection_replace(collection, table, label, value, $0) }
+        _ = try throwingGError(.file(path: path)) { kr_file_collection_replace(collection, table, label, value, $0) }
     }
 
     /// Removes every item whose attributes include `attributes` from the collection in memory.
@@ -295,7 +301,7 @@ struct FileKeyring: ~Copyable {
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         pending.edited = true
-        _ = try fileGError(path) { kr_file_collection_clear(collection, table, $0) }
+        _ = try throwingGError(.file(path: path)) { kr_file_collection_clear(collection, table, $0) }
     }
 
     /// Removes exactly the item whose attributes are `attributes`. libsecret's clear also removes
@@ -332,38 +338,38 @@ struct FileKeyring: ~Copyable {
     }
 }
 
-/// A test hook, inert unless `KEYRING_TEST_KILL_AFTER_STEP=N` is set: the process raises SIGKILL
-/// right after its N-th durable step of a file-keyring change (a step: the `.before-change` copy
-/// saved, or the keyring file written), so tests can kill a change at each point it can stop.
+/// A test hook in debug builds only (a shipped app never reads the variable), inert unless
+/// `KEYRING_TEST_KILL_AFTER_STEP=N` is set: the process raises SIGKILL right after its N-th durable
+/// step of a file-keyring change (a step: the `.before-change` copy saved, or the keyring file
+/// written), so tests can kill a change at each point it can stop.
 enum KillPoint {
+    #if DEBUG
     private static let limit: Int? = getenv("KEYRING_TEST_KILL_AFTER_STEP").flatMap { Int(String(cString: $0)) }
     private static let steps = Atomic<Int>(0)
+    #endif
 
+    @inline(__always)
     static func passed() {
+        #if DEBUG
         guard let limit else { return }
         if steps.add(1, ordering: .sequentiallyConsistent).newValue == limit { raise(SIGKILL) }
+        #endif
     }
-}
-
-/// Calls `body` with an empty GError slot and maps a filled one to a file-keyring error; frees it.
-func fileGError<T>(_ path: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T) throws(KeyringError) -> T {
-    var error: UnsafeMutablePointer<GError>? = nil
-    let result = body(&error)
-    if let error {
-        defer { g_error_free(error) }
-        throw KeyringError(fileBackendError: error, path: path)
-    }
-    return result
 }
 
 extension KeyringError {
-    /// Maps a GError from libsecret's file backend (without freeing it).
+    /// Maps a GError from libsecret's file backend (without freeing it); reached through
+    /// `throwingGError(.file(path:))`, the one way to call with a GError slot.
     init(fileBackendError error: UnsafeMutablePointer<GError>, path: String) {
         let domain = error.pointee.domain
         let code = error.pointee.code
         let message = error.pointee.message.map { String(cString: $0) } ?? ""
         if domain == kr_io_error_quark() && code == Int32(G_IO_ERROR_CANCELLED.rawValue) {
             self = .cancelled
+        } else if domain == kr_io_error_quark() && code == Int32(G_IO_ERROR_WRONG_ETAG.rawValue) {
+            // libsecret writes only over the file it read: another program (no lock of ours) wrote it since.
+            self = .keyringFileUnavailable(
+                path: path, detail: "another program changed it during this change, so nothing was written; try again")
         } else if domain == kr_secret_error_quark() && (message.contains("mac") || message.contains("decrypt")) {
             // Every item's MAC is keyed by the master key: a failed check is the wrong key (or a damaged item).
             self = .wrongKey(path: path)

@@ -10,22 +10,22 @@ extension Keyring {
     /// True when this keyring's operations go to the file backend.
     var usesFileBackend: Bool { backend.resolved == .file }
 
-    func fileSearch(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> [KeyringItem] {
-        try FileKeyring.run(timeout: timeout, cancellation: cancellation, exclusive: false) { file throws(KeyringError) in
+    func fileSearch(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
+        try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) in
             try file.matching(attributes).map(\.keyringItem)
         }
     }
 
-    func fileReadAll(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> [(
+    func fileReadAll(_ attributes: [String: String]) throws(KeyringError) -> [(
         item: KeyringItem, secret: Data
     )] {
-        try FileKeyring.run(timeout: timeout, cancellation: cancellation, exclusive: false) { file throws(KeyringError) in
+        try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) in
             try file.matching(attributes).map { ($0.keyringItem, $0.secret) }
         }
     }
 
-    func fileStore(_ secret: Data, attributes: [String: String], label: String, cancellation: Cancellation?) throws(KeyringError) {
-        try FileKeyring.run(timeout: timeout, cancellation: cancellation, exclusive: true) { file throws(KeyringError) in
+    func fileStore(_ secret: Data, attributes: [String: String], label: String) throws(KeyringError) {
+        try FileKeyring.run(timeout: timeout, exclusive: true) { file throws(KeyringError) in
             try file.store(attributes, label: label, secret: secret)
         }
     }
@@ -48,8 +48,8 @@ extension Keyring {
             keyringPath: FileKeyring.path, until: CallDeadline(timeout: timeout), isCancelled: { Deadline.isCancelled(nil) }, body)
     }
 
-    func fileDelete(_ attributes: [String: String], cancellation: Cancellation?) throws(KeyringError) -> Int {
-        try FileKeyring.run(timeout: timeout, cancellation: cancellation, exclusive: true) { file throws(KeyringError) in
+    func fileDelete(_ attributes: [String: String]) throws(KeyringError) -> Int {
+        try FileKeyring.run(timeout: timeout, exclusive: true) { file throws(KeyringError) in
             try file.removeAll(attributes)
         }
     }

@@ -24,7 +24,7 @@ enum ProcessCreationLock {
     /// which its service call shares, so a write that waited here still ends within its timeout.
     /// - Throws: `deadline.timedOut`, `.cancelled`, or what `body` throws.
     static func with<T>(
-        _ deadline: CallDeadline, cancellation: Cancellation?, _ body: () throws(KeyringError) -> T
+        _ deadline: CallDeadline, cancellation: Cancellation? = nil, _ body: () throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         try lock.with(deadline, cancellation: cancellation, body)
     }
