@@ -93,17 +93,32 @@ kpx_wait_locked() { # kpx_wait_locked OBJECT-PATH true|false
   return 1
 }
 
+kpx_main_window=org.keepassxc.KeePassXC.MainWindow
+
+kpx_wait_main_window() {
+  for _ in $(seq 1 400); do
+    dbus --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner "string:$kpx_main_window" 2>/dev/null |
+      grep -q "boolean true" && return 0
+    sleep 0.05
+  done
+  echo "keyring-ctl: KeePassXC did not come up (see $(kpx_dir)/log)" >&2
+  return 1
+}
+
+# Started with no database, then told to open one over its own D-Bus interface: KeePassXC 2.7.10
+# (Debian 13) started headless with `--pw-stdin DB` segfaults at start-up; 2.7.4 (Debian 12)
+# takes either way.
 provider_start() {
   kpx_setup
   local dir
   dir=$(kpx_dir)
   # Its single-instance lock and sockets live in TMPDIR: keep them private too.
   # In a subshell, so it is no job of this shell (no "Killed" notice when stop needs KILL).
-  (printf %s "$WITH_KEYRING_PASSWORD" |
-    TMPDIR="$dir/tmp" QT_QPA_PLATFORM=offscreen setsid keepassxc --pw-stdin "$dir/keyring.kdbx" >>"$dir/log" 2>&1 &)
+  (TMPDIR="$dir/tmp" QT_QPA_PLATFORM=offscreen setsid keepassxc >>"$dir/log" 2>&1 </dev/null &)
+  kpx_wait_main_window
   wait_for yes
   # It owns the name before the database is open; a write in that gap would get a dialog.
-  kpx_wait_locked "$(kpx_collection keyring)" false
+  provider_unlock keyring
   kpx_wait_locked /org/freedesktop/secrets/aliases/default false
 }
 
