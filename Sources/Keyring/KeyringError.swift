@@ -34,6 +34,12 @@ public enum KeyringError: Error, Sendable, Equatable {
     /// The file keyring cannot be read or written (permissions, a read-only or full disk), or no key
     /// for it is available (outside a sandbox with the Secret portal, without `SECRET_FILE_TEST_PASSWORD`).
     case keyringFileUnavailable(path: String, detail: String)
+    /// The Secret Service cannot open an encrypted session: its Diffie-Hellman key exchange fails.
+    /// KWallet does this when the QCA OpenSSL plugin is missing ("createDLGroup failed"): nothing
+    /// can be read or written until that plugin is installed and the daemon restarted.
+    /// `provider` is the daemon's process name (e.g. `kwalletd6`) when it could be found;
+    /// `detail` is the service's own message.
+    case keyExchangeFailed(provider: String?, detail: String)
     /// Any other failure reported by the service, with GLib's error domain, code and message.
     case serviceFailure(domain: String, code: Int32, message: String)
 }
@@ -77,8 +83,27 @@ extension KeyringError: CustomStringConvertible {
             return "the keyring file \(path) is damaged (\(detail)): restore it from a backup, or move it away to start a new one"
         case .keyringFileUnavailable(let path, let detail):
             return "the keyring file \(path) is not usable: \(detail)"
+        case .keyExchangeFailed(let provider, let detail):
+            let who = provider.map { "the Secret Service (\($0))" } ?? "the Secret Service"
+            return "\(who) cannot open an encrypted session, its key exchange fails (\(detail)): \(Self.keyExchangeFix(provider: provider))"
         case .serviceFailure(let domain, let code, let message):
             return "the Secret Service failed (\(domain) \(code)): \(message)"
+        }
+    }
+
+    /// What fixes `keyExchangeFailed` for this provider: KWallet's QCA OpenSSL plugin, named by the
+    /// package of the daemon's Qt generation (kwalletd6 and ksecretd: Qt 6; kwalletd5: Qt 5).
+    package static func keyExchangeFix(provider: String?) -> String {
+        switch provider {
+        case "kwalletd6", "ksecretd":
+            return "KWallet needs the QCA OpenSSL plugin: install libqca-qt6-plugins (Debian, Ubuntu) "
+                + "or your distribution's qca-qt6 ossl plugin, then restart \(provider!)"
+        case "kwalletd5":
+            return "KWallet needs the QCA OpenSSL plugin: install libqca-qt5-2-plugins (Debian, Ubuntu) "
+                + "or your distribution's qca-qt5 ossl plugin, then restart kwalletd5"
+        default:
+            return "if the provider is KWallet, install the QCA OpenSSL plugin (libqca-qt6-plugins for kwalletd6, "
+                + "libqca-qt5-2-plugins for kwalletd5) and restart it; otherwise check the provider's log"
         }
     }
 

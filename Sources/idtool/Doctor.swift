@@ -52,7 +52,7 @@ extension KeyringProbe {
         switch status.problem {
         case .noSecretService?:
             kwalletPresent = BusProbe.isAvailable("org.kde.kwalletd5") || BusProbe.isAvailable("org.kde.kwalletd6")
-        case .serviceFailure?:
+        case .serviceFailure?, .keyExchangeFailed?:
             plainSessionWorks = !status.isReachable && BusProbe.opensPlainSession()
         default: break
         }
@@ -126,14 +126,21 @@ enum Doctor {
                             + "in ~/.config/kwalletrc, then restart kwalletd (or log in again)"))
             case .noSecretService?:
                 checks.append(.fail(secretService, "org.freedesktop.secrets has no owner and none can be activated", hint: serviceHint))
-            case .serviceFailure? where status.plainSessionWorks:
+            case .keyExchangeFailed(let provider, let detail)?:
                 // KWallet without the QCA OpenSSL plugin answers the encrypted OpenSession with
                 // InvalidArgs ("createDLGroup failed"); unencrypted sessions still work.
+                let who = provider.map { describe(provider: $0) } ?? "it"
+                let sessions = status.plainSessionWorks ? "opens only unencrypted sessions" : "opens no encrypted session"
+                checks.append(
+                    .fail(
+                        secretService, "\(who) \(sessions): its Diffie-Hellman key exchange fails (\(detail))",
+                        hint: KeyringError.keyExchangeFix(provider: provider)))
+            case .serviceFailure? where status.plainSessionWorks:
+                // Another encrypted-session failure, while unencrypted sessions work.
                 checks.append(
                     .fail(
                         secretService, "opens only unencrypted sessions: its Diffie-Hellman key exchange fails (\(status.problem!))",
-                        hint: "KWallet needs the QCA OpenSSL plugin: install libqca-qt5-2-plugins (Debian, Ubuntu) "
-                            + "or your distribution's qca-qt5 ossl plugin, then restart kwalletd5"))
+                        hint: KeyringError.keyExchangeFix(provider: status.provider)))
             case .timedOut(let seconds)?:
                 checks.append(
                     .fail(

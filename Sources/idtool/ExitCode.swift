@@ -11,7 +11,8 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     /// EX_DATAERR: the input data is wrong (a bad app key, a value that is too large), or the
     /// file keyring does not open with its key or is damaged.
     case dataError = 65
-    /// EX_UNAVAILABLE: no session bus, no Secret Service, or no default collection; or the
+    /// EX_UNAVAILABLE: no session bus, no Secret Service, or no default collection; a Secret
+    /// Service that cannot open an encrypted session (KWallet without its QCA plugin); or the
     /// file keyring cannot be read or written.
     case unavailable = 69
     /// EX_SOFTWARE: an internal error, or a failure the Secret Service did not explain.
@@ -27,7 +28,7 @@ enum ExitCode: Int32, Sendable, CaseIterable {
         case .invalidArgument, .valueIsNotText: self = .dataError
         case .serviceFailure: self = .software
         case .wrongKey, .keyringFileDamaged: self = .dataError
-        case .keyringFileUnavailable: self = .unavailable
+        case .keyringFileUnavailable, .keyExchangeFailed: self = .unavailable
         }
     }
 }

@@ -9,7 +9,8 @@ enum Usage {
           1   absent: item get found no such item, show found no identifier, migrate found no legacy value
           64  usage: the command line is wrong
           65  bad data: a bad value (e.g. --app-key), a refused value, a wrong-key or damaged keyring file
-          69  unavailable: no session bus, no Secret Service or default keyring, an unusable keyring file
+          69  unavailable: no session bus, no Secret Service or default keyring, a Secret Service that
+              cannot open an encrypted session (KWallet without its QCA plugin), an unusable keyring file
           70  internal error, or a keyring failure it did not explain
           75  temporary: the keyring is locked or did not answer in time; retry
         """

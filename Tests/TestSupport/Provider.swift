@@ -8,18 +8,24 @@ public enum TestProvider {
     public static let name = ProcessInfo.processInfo.environment["KEYRING_PROVIDER"] ?? "gnome-keyring"
     /// True under the default scripts/with-keyring.
     public static var isGnomeKeyring: Bool { name == "gnome-keyring" }
-    /// True under KWallet (kwalletd5, scripts/with-kwallet).
+    /// True under KWallet (kwalletd5 or kwalletd6, scripts/with-kwallet).
     public static var isKWallet: Bool { name == "kwallet" }
     /// True under scripts/with-keepassxc.
     public static var isKeePassXC: Bool { name == "keepassxc" }
     /// The name of the process that owns org.freedesktop.secrets, as `status().provider` reports it.
     public static var processName: String {
         switch name {
-        case "kwallet": "kwalletd5"
+        case "kwallet": kwalletDaemon
         case "keepassxc": "keepassxc"
         default: "gnome-keyring-daemon"
         }
     }
+    /// The KWallet daemon this system has, as scripts/providers/kwallet.sh picks and exports it:
+    /// "kwalletd6" (KDE Frameworks 6, Debian 13) or "kwalletd5" (KDE Frameworks 5, Debian 12).
+    /// kwalletd6 owns org.kde.kwalletd6 and org.kde.kwalletd5; its own name is org.kde.<daemon>.
+    public static let kwalletDaemon =
+        ProcessInfo.processInfo.environment["KWALLET_DAEMON"]
+        ?? (FileManager.default.isExecutableFile(atPath: "/usr/bin/kwalletd6") ? "kwalletd6" : "kwalletd5")
     /// Whether the provider lists a locked collection's items (as locked). gnome-keyring and
     /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
     /// from every search, so a locked item there reads as `.locked(itemExists: false)`.

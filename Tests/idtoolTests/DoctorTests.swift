@@ -65,6 +65,27 @@ struct DoctorTests {
         #expect(Doctor.keyringChecks(probe, environment: busEnv)[1].hint?.contains("QCA") == false)
     }
 
+    @Test(
+        "a failed key exchange names the QCA package and the daemon of the provider's Qt generation",
+        arguments: [
+            ("kwalletd6", "libqca-qt6-plugins", "restart kwalletd6"), ("kwalletd5", "libqca-qt5-2-plugins", "restart kwalletd5"),
+        ])
+    func keyExchangeFailedNamesPackage(daemon: String, package: String, restart: String) {
+        var probe = status(
+            reachable: false, provider: nil, collection: false,
+            problem: .keyExchangeFailed(provider: daemon, detail: "createDLGroup failed: maybe libqca-ossl is missing"))
+        probe.plainSessionWorks = true
+        let checks = Doctor.keyringChecks(probe, environment: busEnv)
+        #expect(checks.map(\.ok) == [true, false, false, false])
+        #expect(checks[1].detail.hasPrefix("\(daemon) (KWallet) opens only unencrypted sessions"), "\(checks[1])")
+        #expect(checks[1].hint?.contains(package) == true, "\(checks[1])")
+        #expect(checks[1].hint?.hasSuffix(restart) == true, "\(checks[1])")
+        #expect(Doctor.exitStatus(checks) == .unavailable)
+        let error = KeyringError.keyExchangeFailed(provider: daemon, detail: "createDLGroup failed")
+        #expect(error.description.contains(package) && error.description.hasSuffix(restart), "\(error)")
+        #expect(ExitCode(error) == .unavailable)
+    }
+
     @Test("no Secret Service passes the bus check only and exits 69")
     func noService() {
         let checks = Doctor.keyringChecks(

@@ -6,11 +6,11 @@ import TestSupport
 import Glibc
 #endif
 
-/// `idtool doctor` against a real kwalletd5 whose Secret Service API is off, on a bus of its own
+/// `idtool doctor` against a real kwalletd5 or kwalletd6 (whichever the system has) whose Secret Service API is off, on a bus of its own
 /// with nothing activatable (so no other provider answers instead). Runs under any provider.
 @Suite("doctor and KWallet")
 struct KWalletDoctorTests {
-    @Test("kwalletd5 with apiEnabled=false: doctor says to turn on kwalletrc's apiEnabled")
+    @Test("KWallet with apiEnabled=false: doctor says to turn on kwalletrc's apiEnabled")
     func apiDisabled() throws {
         try Idtool.requireTestKeyring()
         let bus = try BusWithoutSecretService()
@@ -26,7 +26,8 @@ struct KWalletDoctorTests {
         environment["XDG_CONFIG_HOME"] = config.path
         environment["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
         environment["QT_QPA_PLATFORM"] = "offscreen"
-        let daemon = try ChildProcess("/usr/bin/kwalletd5", [], environment: environment)
+        let kwalletd = TestProvider.kwalletDaemon
+        let daemon = try ChildProcess("/usr/bin/\(kwalletd)", [], environment: environment)
         defer {
             kill(daemon.pid, SIGKILL)
             _ = try? daemon.wait()
@@ -36,12 +37,12 @@ struct KWalletDoctorTests {
         for _ in 0..<400 where !up {
             let ping = try Idtool.runProgram(
                 URL(fileURLWithPath: "/usr/bin/dbus-send"),
-                ["--session", "--print-reply", "--dest=org.kde.kwalletd5", "/modules/kwalletd5", "org.kde.KWallet.isEnabled"],
+                ["--session", "--print-reply", "--dest=org.kde.\(kwalletd)", "/modules/\(kwalletd)", "org.kde.KWallet.isEnabled"],
                 environment: environment)
             up = ping.status == 0
             if !up { usleep(25_000) }
         }
-        try #require(up, "kwalletd5 did not come up on the private bus")
+        try #require(up, "\(kwalletd) did not come up on the private bus")
 
         let run = try Idtool.run(["doctor"], environment: environment)
         #expect(run.status == 69, "\(run.stdoutText)\(run.stderr)")

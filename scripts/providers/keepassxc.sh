@@ -93,17 +93,32 @@ kpx_wait_locked() { # kpx_wait_locked OBJECT-PATH true|false
   return 1
 }
 
+kpx_main_window=org.keepassxc.KeePassXC.MainWindow
+
+kpx_wait_main_window() {
+  for _ in $(seq 1 400); do
+    dbus --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner "string:$kpx_main_window" 2>/dev/null |
+      grep -q "boolean true" && return 0
+    sleep 0.05
+  done
+  echo "keyring-ctl: KeePassXC did not come up (see $(kpx_dir)/log)" >&2
+  return 1
+}
+
+# Started with no database, then told to open one over its own D-Bus interface: KeePassXC 2.7.10
+# (Debian 13) started headless with `--pw-stdin DB` segfaults at start-up; 2.7.4 (Debian 12)
+# takes either way.
 provider_start() {
   kpx_setup
   local dir
   dir=$(kpx_dir)
   # Its single-instance lock and sockets live in TMPDIR: keep them private too.
   # In a subshell, so it is no job of this shell (no "Killed" notice when stop needs KILL).
-  (printf %s "$WITH_KEYRING_PASSWORD" |
-    TMPDIR="$dir/tmp" QT_QPA_PLATFORM=offscreen setsid keepassxc --pw-stdin "$dir/keyring.kdbx" >>"$dir/log" 2>&1 &)
+  (TMPDIR="$dir/tmp" QT_QPA_PLATFORM=offscreen setsid keepassxc >>"$dir/log" 2>&1 </dev/null &)
+  kpx_wait_main_window
   wait_for yes
   # It owns the name before the database is open; a write in that gap would get a dialog.
-  kpx_wait_locked "$(kpx_collection keyring)" false
+  kpx_open keyring
   kpx_wait_locked /org/freedesktop/secrets/aliases/default false
 }
 
@@ -120,17 +135,35 @@ provider_lock() { # provider_lock [keyring|second]
 }
 
 # Unlocking through the Secret Service always opens a dialog; KeePassXC's own interface does not.
+# But while a client's unlock dialog is pending (nobody can answer one here), 2.7.10 no longer
+# unlocks through openDatabase (2.7.4 does, in 0.1-0.3 s): then, like gnome-keyring's, the unlock
+# is a restart, which opens keyring.kdbx unlocked (and DB after it, when that is another).
 provider_unlock() { # provider_unlock [keyring|second]
-  local db=${1:-keyring}
-  dbus --dest=org.keepassxc.KeePassXC.MainWindow /keepassxc org.keepassxc.KeePassXC.MainWindow.openDatabase \
-    "string:$(kpx_dir)/$db.kdbx" "string:$WITH_KEYRING_PASSWORD" string: >/dev/null
-  kpx_wait_locked "$(kpx_collection "$db")" false
+  local db=${1:-keyring} path
+  path=$(kpx_collection "$db")
+  dbus-send --session --print-reply --reply-timeout=3000 --dest=$kpx_main_window /keepassxc \
+    org.keepassxc.KeePassXC.MainWindow.openDatabase "string:$(kpx_dir)/$db.kdbx" "string:$WITH_KEYRING_PASSWORD" string: \
+    >/dev/null 2>&1 || true
+  for _ in $(seq 1 60); do
+    [ "$(kpx_locked "$path")" = false ] && return 0
+    sleep 0.05
+  done
+  echo "keyring-ctl: KeePassXC did not unlock $db through openDatabase (a pending unlock dialog?): restarting it" >&2
+  stop TERM
+  provider_start
+  [ "$db" = keyring ] || kpx_open "$db"
+}
+
+kpx_open() { # kpx_open DB: openDatabase, then wait until it is unlocked
+  dbus --dest=$kpx_main_window /keepassxc org.keepassxc.KeePassXC.MainWindow.openDatabase \
+    "string:$(kpx_dir)/$1.kdbx" "string:$WITH_KEYRING_PASSWORD" string: >/dev/null
+  kpx_wait_locked "$(kpx_collection "$1")" false
 }
 
 # A second database, opened (and made the active tab, so the default alias) beside the first.
 provider_second_db() {
   [ -f "$(kpx_dir)/second.kdbx" ] || kpx_make_db second
-  provider_unlock second
+  kpx_open second
 }
 
 # SIGTERM is ignored during a deferred save or while a dialog is open; by the grace period's

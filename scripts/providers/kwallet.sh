@@ -1,5 +1,8 @@
-# Provider: KWallet, kwalletd5 from KDE Frameworks 5 (sourced by scripts/with-keyring and
-# scripts/keyring-ctl). The contract is described in gnome-keyring.sh.
+# Provider: KWallet (sourced by scripts/with-keyring and scripts/keyring-ctl): kwalletd6 from KDE
+# Frameworks 6 (Debian 13) or kwalletd5 from KDE Frameworks 5 (Debian 12), whichever the system has
+# (kwalletd6 first; KWALLET_DAEMON=kwalletd5|kwalletd6 picks one). The contract is described in
+# gnome-keyring.sh. Below, kwalletd5 stands for either: kwalletd6 owns both org.kde.kwalletd6 and
+# org.kde.kwalletd5 and serves /modules/kwalletd5 too, but the calls use the daemon's own names.
 #
 # kwalletd5 runs headless (QT_QPA_PLATFORM=offscreen) in a bus of its own configuration, whose only
 # service directory activates kwalletd5 for org.freedesktop.secrets and org.kde.kwalletd5
@@ -10,9 +13,15 @@
 kwallet_wallet=kdewallet
 kwallet_collection=/org/freedesktop/secrets/collection/$kwallet_wallet
 
+# The daemon's name (kwalletd6 or kwalletd5), exported so that the tests know which one serves.
+kwallet_daemon=${KWALLET_DAEMON:-$(for d in kwalletd6 kwalletd5; do command -v $d >/dev/null && { echo $d; break; }; done)}
+export KWALLET_DAEMON=$kwallet_daemon
+kwallet_bus=org.kde.$kwallet_daemon
+kwallet_module=/modules/$kwallet_daemon
+
 provider_check() {
-  command -v kwalletd5 >/dev/null ||
-    { echo "with-keyring: kwalletd5 is missing (libkf5wallet-bin); run scripts/bootstrap" >&2; exit 69; }
+  [ -n "$kwallet_daemon" ] && command -v "$kwallet_daemon" >/dev/null ||
+    { echo "with-keyring: no KWallet daemon (kwalletd6 from kwalletd6 or kwalletd5 from libkf5wallet-bin); run scripts/bootstrap" >&2; exit 69; }
   command -v python3 >/dev/null ||
     { echo "with-keyring: python3 is missing (computes the wallet hash); run scripts/bootstrap" >&2; exit 69; }
 }
@@ -21,10 +30,13 @@ provider_check() {
 # prints the dbus-run-session argument that uses that configuration.
 provider_session_args() {
   local root=${WITH_KEYRING_ROOT:?run under scripts/with-keyring} exec
-  exec="/usr/bin/env QT_QPA_PLATFORM=offscreen $(command -v kwalletd5)"
+  exec="/usr/bin/env QT_QPA_PLATFORM=offscreen $(command -v "$kwallet_daemon")"
   mkdir -p "$root/bus/services"
   printf '[D-BUS Service]\nName=%s\nExec=%s\n' org.freedesktop.secrets "$exec" >"$root/bus/services/org.freedesktop.secrets.service"
-  printf '[D-BUS Service]\nName=%s\nExec=%s\n' org.kde.kwalletd5 "$exec" >"$root/bus/services/org.kde.kwalletd5.service"
+  # kwalletd6 owns org.kde.kwalletd5 as well (the library flushes the wallet through that name).
+  for bus in org.kde.kwalletd5 "$kwallet_bus"; do
+    printf '[D-BUS Service]\nName=%s\nExec=%s\n' "$bus" "$exec" >"$root/bus/services/$bus.service"
+  done
   cat >"$root/bus/session.conf" <<EOF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -86,7 +98,7 @@ print(",".join(str(b) for b in hashlib.pbkdf2_hmac("sha512", b"", salt, 50000, 5
 # Creates the wallet and opens it with no dialog. pamOpen is declared NoReply, yet sent that way
 # (dbus-send without --print-reply) it created no wallet here; sent expecting a reply, it does.
 kwallet_pam_open() {
-  dbus --dest=org.kde.kwalletd5 /modules/kwalletd5 org.kde.KWallet.pamOpen \
+  dbus --dest=$kwallet_bus $kwallet_module org.kde.KWallet.pamOpen \
     "string:$kwallet_wallet" "array:byte:$(kwallet_hash)" int32:0 >/dev/null
 }
 
@@ -106,8 +118,8 @@ kwallet_wait_locked() { # kwallet_wait_locked true|false
 
 kwallet_launch() {
   # The bus's activation would start it too; starting it here makes start-up errors visible
-  # (in $WITH_KEYRING_ROOT/kwalletd5.log).
-  QT_QPA_PLATFORM=offscreen setsid kwalletd5 >>"$WITH_KEYRING_ROOT/kwalletd5.log" 2>&1 </dev/null &
+  # (in $WITH_KEYRING_ROOT/kwalletd5.log or kwalletd6.log).
+  QT_QPA_PLATFORM=offscreen setsid "$kwallet_daemon" >>"$WITH_KEYRING_ROOT/$kwallet_daemon.log" 2>&1 </dev/null &
   wait_for yes
 }
 
@@ -133,7 +145,7 @@ provider_start() {
     kwallet_launch
     kwallet_pam_open
     for _ in $(seq 1 200); do [ -f "$dir/$kwallet_wallet.kwl" ] && break; sleep 0.05; done
-    [ -f "$dir/$kwallet_wallet.kwl" ] || { echo "keyring-ctl: kwalletd5 created no wallet" >&2; return 1; }
+    [ -f "$dir/$kwallet_wallet.kwl" ] || { echo "keyring-ctl: $kwallet_daemon created no wallet" >&2; return 1; }
     # kwalletd5 turns wallets into collections only at start-up.
     stop TERM
   fi

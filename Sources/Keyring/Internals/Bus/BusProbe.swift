@@ -40,6 +40,21 @@ package enum BusProbe {
         return true
     }
 
+    /// The executable name of the process that owns `name` on the session bus, e.g. `kwalletd6`.
+    /// - Parameter name: a well-known bus name, e.g. `org.freedesktop.secrets`.
+    /// - Returns: nil when the name has no owner or the bus cannot be reached.
+    package static func processName(of name: String) -> String? {
+        guard let connection = sessionBus() else { return nil }
+        defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
+        guard
+            let pid = call(
+                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                kr_variant_string_tuple(name), reply: "(u)", { kr_variant_tuple_u32($0) }),
+            pid > 0
+        else { return nil }
+        return ProcessName.of(pid: pid)
+    }
+
     private static func sessionBus() -> OpaquePointer? {
         if BusEnvironment.problem() != nil { return nil }
         var error: UnsafeMutablePointer<GError>? = nil

@@ -63,9 +63,18 @@ extension KeyringError {
             self = .locked(itemExists: false)
             return
         }
+        if message.contains(Self.kwalletKeyExchangeFailure) {
+            // KWallet without the QCA OpenSSL plugin; ServiceCall.connect names the provider.
+            self = .keyExchangeFailed(provider: nil, detail: Self.strippingRemotePrefix(message))
+            return
+        }
         let domainName = g_quark_to_string(domain).map { String(cString: $0) } ?? "unknown"
         self = .serviceFailure(domain: domainName, code: code, message: Self.strippingRemotePrefix(message))
     }
+
+    /// How KWallet answers an encrypted OpenSession without its QCA OpenSSL plugin (with InvalidArgs):
+    /// "createDLGroup failed: maybe libqca-ossl is missing".
+    static let kwalletKeyExchangeFailure = "createDLGroup failed"
 
     /// The D-Bus error name a remote peer sent (e.g. `org.freedesktop.DBus.Error.AccessDenied`), if any.
     static func remoteName(of error: UnsafeMutablePointer<GError>) -> String? {

@@ -109,8 +109,14 @@ struct ServiceCall: ~Copyable {
         SecretService
     > {
         if let problem = BusEnvironment.problem() { throw problem }
-        let service = try throwingGError(.connecting) {
-            secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, $0)
+        let service: UnsafeMutablePointer<SecretService>?
+        do throws(KeyringError) {
+            service = try throwingGError(.connecting) {
+                secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, $0)
+            }
+        } catch .keyExchangeFailed(nil, let detail) {
+            // Which daemon it is decides the fix (KWallet's Qt 5 or Qt 6 QCA plugin).
+            throw .keyExchangeFailed(provider: BusProbe.processName(of: "org.freedesktop.secrets"), detail: detail)
         }
         guard let service else { throw .noSecretService }
         if let session = secret_service_get_session_dbus_path(service),
