@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,16 +29,25 @@ package final class OperationCancellation: Sendable {
     }
 
     /// The token whose `run(_:)` this thread is inside, if any.
-    package static var active: OperationCancellation? { byThread.withLock { $0[threadID] } }
+    package static var active: OperationCancellation? {
+        pthread_getspecific(activeKey).map { Unmanaged<OperationCancellation>.fromOpaque($0).takeUnretainedValue() }
+    }
 
     /// The GCancellable keyring calls on this thread link to.
     static var current: Cancellation? { active?.cancellation }
 
-    private static let byThread = Mutex<[UInt: OperationCancellation]>([:])
+    /// The active token is per thread, so it lives in thread-local storage: no state is shared
+    /// between threads. (A process-wide `Mutex`-guarded dictionary did the same, but Swift's
+    /// Mutex waits on a futex that ThreadSanitizer cannot see, so two async twins on the
+    /// offload queue were reported as a race.) Unretained: `run` keeps `self` and `previous`
+    /// alive for as long as either is set.
+    private static let activeKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
     private static func setActive(_ token: OperationCancellation?) {
-        byThread.withLock { $0[threadID] = token }
+        pthread_setspecific(activeKey, token.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) })
     }
-
-    private static var threadID: UInt { UInt(bitPattern: Int(bitPattern: pthread_self())) }
 }
