@@ -270,9 +270,7 @@ struct BackupFile: Sendable {
 
     /// Unix time with three decimals: creation times and resets made within one second must still order.
     static func milliseconds(_ time: Date) -> String {
-        let ms = Int64((time.timeIntervalSince1970 * 1000).rounded(.down))
-        let fraction = String(ms % 1000)
-        return "\(ms / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        ItemOrder.stamp(time)  // one format for the backup and the keyring's identity-created
     }
 
     /// The reset recorded by `markPendingReset`, or nil when none is pending.

@@ -81,11 +81,11 @@ enum PlainRead {
         ) {
             calls, milliseconds in
             kr_call_start(
-                connection, service, servicePath, serviceInterface, "SearchItems", kr_variant_attributes_tuple(table), "(aoao)",
+                connection, service, BusCall.servicePath, serviceInterface, "SearchItems", kr_variant_attributes_tuple(table), "(aoao)",
                 milliseconds, cancellation.pointer, calls)
             if known == nil {
                 kr_call_start(
-                    connection, service, servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), "(vo)", milliseconds,
+                    connection, service, BusCall.servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), "(vo)", milliseconds,
                     cancellation.pointer, calls + 1)
             }
         }
@@ -110,7 +110,7 @@ enum PlainRead {
             vector.withUnsafeBufferPointer { buffer in
                 buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: buffer.count) { rebound in
                     kr_call_start(
-                        connection, service, servicePath, serviceInterface, "GetSecrets",
+                        connection, service, BusCall.servicePath, serviceInterface, "GetSecrets",
                         kr_variant_paths_session_tuple(rebound, session), "(a{o(oayays)})", milliseconds, cancellation.pointer, calls)
                 }
             }
@@ -173,7 +173,6 @@ enum PlainRead {
     }
 
     private static let service = "org.freedesktop.secrets"
-    private static let servicePath = "/org/freedesktop/secrets"
     private static let serviceInterface = "org.freedesktop.Secret.Service"
 
     /// A cancellation, a timeout or a reply of the wrong shape ends the read; any other error sends

@@ -7,7 +7,6 @@ internal import CLibSecret
 /// `ServiceCall.run` calls `unlockDefaultCollection` when an operation under `UnlockPolicy.prompt`
 /// threw `.locked`, whatever found it, and retries the operation once. Nothing else changes.
 extension ServiceCall {
-    private static let servicePath = "/org/freedesktop/secrets"
     private static let serviceInterface = "org.freedesktop.Secret.Service"
     private static let promptInterface = "org.freedesktop.Secret.Prompt"
 
@@ -26,7 +25,7 @@ extension ServiceCall {
         defer { g_free(owner) }
         // The real path: not every provider accepts the alias path in Unlock.
         let readAlias = try callReturning(
-            Self.string(kr_variant_tuple_objpath), connection, owner, Self.servicePath, Self.serviceInterface, "ReadAlias",
+            Self.string(kr_variant_tuple_objpath), connection, owner, BusCall.servicePath, Self.serviceInterface, "ReadAlias",
             kr_variant_string_tuple("default"), reply: "(o)")
         guard readAlias != "/" else { throw .locked(itemExists: itemExists) }
 
@@ -39,7 +38,7 @@ extension ServiceCall {
             g_main_context_unref(context)
         }
         let prompt = try callReturning(
-            Self.string(kr_unlock_reply_prompt), connection, owner, Self.servicePath, Self.serviceInterface, "Unlock",
+            Self.string(kr_unlock_reply_prompt), connection, owner, BusCall.servicePath, Self.serviceInterface, "Unlock",
             kr_variant_objpath_array_tuple(readAlias), reply: "(aoo)")
         // "/" means unlocked at once, or nothing this call can unlock: the retry tells which.
         if prompt == "/" { return }
