@@ -10,6 +10,9 @@
 # dialog through org.kde.KWallet.pamOpen, the call pam_kwallet makes, from a hash of the EMPTY
 # password: every later unlock then succeeds silently. Never call CreateCollection: kwalletd5
 # answers it with a "new wallet" dialog whose prompt never completes.
+# shellcheck source=private-bus.sh
+. "$here/providers/private-bus.sh"
+
 kwallet_wallet=kdewallet
 kwallet_collection=/org/freedesktop/secrets/collection/$kwallet_wallet
 
@@ -31,34 +34,12 @@ provider_check() {
 provider_session_args() {
   local root=${WITH_KEYRING_ROOT:?run under scripts/with-keyring} exec
   exec="/usr/bin/env QT_QPA_PLATFORM=offscreen $(command -v "$kwallet_daemon")"
-  mkdir -p "$root/bus/services"
+  private_bus_config
   printf '[D-BUS Service]\nName=%s\nExec=%s\n' org.freedesktop.secrets "$exec" >"$root/bus/services/org.freedesktop.secrets.service"
   # kwalletd6 owns org.kde.kwalletd5 as well (the library flushes the wallet through that name).
   for bus in org.kde.kwalletd5 "$kwallet_bus"; do
     printf '[D-BUS Service]\nName=%s\nExec=%s\n' "$bus" "$exec" >"$root/bus/services/$bus.service"
   done
-  cat >"$root/bus/session.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <keep_umask/>
-  <listen>unix:tmpdir=${TMPDIR:-/tmp}</listen>
-  <auth>EXTERNAL</auth>
-  <servicedir>$root/bus/services</servicedir>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-  <limit name="max_incoming_bytes">1000000000</limit>
-  <limit name="max_outgoing_bytes">1000000000</limit>
-  <limit name="max_message_size">1000000000</limit>
-  <limit name="service_start_timeout">120000</limit>
-  <limit name="max_completed_connections">100000</limit>
-  <limit name="max_connections_per_user">100000</limit>
-</busconfig>
-EOF
   mkdir -p "$XDG_CONFIG_HOME"
   # No first-use wizard, one wallet, never closed on idle, never a prompt; the Secret Service
   # API on (apiEnabled is its switch; true is also the default).
@@ -82,7 +63,7 @@ EOF
   cp "$here/providers/kwallet-clients/sitecustomize.py" "$root/test-clients/python/"
   "${CC:-$(command -v cc || command -v clang)}" -shared -fPIC -O2 -o "$root/test-clients/dh-check.so" \
     "$here/providers/kwallet-clients/dh-check.c" -ldl >&2
-  echo "--config-file=$root/bus/session.conf"
+  private_bus_args
 }
 
 kwallet_dir() { echo "${XDG_DATA_HOME:?run under scripts/with-keyring}/kwalletd"; }
