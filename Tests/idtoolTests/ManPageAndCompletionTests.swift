@@ -317,3 +317,60 @@ struct InstallTests {
         #expect(run.stdout.isEmpty)
     }
 }
+
+@Suite("the interface table and the parser agree")
+struct InterfaceTableTests {
+    /// A valid value for each placeholder the table uses.
+    static let samples = [
+        "APP": "com.example.app", "GROUP": "com.example", "SECONDS": "1", "SOURCE": "machine-id", "UUID": "0123456789abcdef0123456789abcdef",
+        "G": "group", "KEY": "label",
+    ]
+
+    /// "idtool WORDS IDENTIFIER --required VALUE": the shortest command line the table allows.
+    static func minimal(_ command: Interface.Command) throws -> [String] {
+        var arguments = command.words + command.positionals.map { _ in "an-identifier" }
+        for option in command.options where option.required {
+            arguments += [option.name, try #require(samples[option.value ?? ""], "a sample \(option.value ?? "")")]
+        }
+        return arguments
+    }
+
+    @Test("the parser takes every option the table lists for a command, with a sample value, and only those")
+    func parserTakesTheTablesOptions() throws {
+        for command in Interface.commands where command.subcommands.isEmpty {
+            let base = try Self.minimal(command)
+            #expect(throws: Never.self, "\(base)") { try CommandLineParser.parse(base, environment: [:]) }
+            for option in command.options where !option.required && option.name != Interface.help.name {
+                let value = try option.value.map { try #require(Self.samples[$0], "a sample \($0)") }
+                let arguments = base + [option.name] + (value.map { [$0] } ?? [])
+                #expect(throws: Never.self, "\(arguments)") { try CommandLineParser.parse(arguments, environment: [:]) }
+            }
+            let others = Set(Interface.commands.flatMap(\.options).map(\.name)).subtracting(command.options.map(\.name))
+            for name in others {
+                #expect(throws: UsageError(message: "unknown option '\(name)'", topic: command.topic), "\(command.name) refuses \(name)") {
+                    try CommandLineParser.parse(base + [name, "x"], environment: [:])
+                }
+            }
+            for option in command.options where option.required {
+                let without = base.filter { $0 != option.name && $0 != Self.samples[option.value ?? ""] }
+                #expect(throws: UsageError(message: "\(command.name) needs \(option.label)", topic: command.topic)) {
+                    try CommandLineParser.parse(without, environment: [:])
+                }
+            }
+        }
+    }
+
+    @Test("--generate is hidden from --help and takes man or completion bash|zsh|fish")
+    func generate() throws {
+        #expect(try CommandLineParser.parse(["--generate", "man"], environment: [:]) == .generate(.man))
+        for shell in Shell.allCases {
+            #expect(try CommandLineParser.parse(["--generate", "completion", shell.rawValue], environment: [:]) == .generate(.completion(shell)))
+        }
+        for bad in [[], ["completion"], ["completion", "tcsh"], ["man", "extra"], ["html"]] {
+            #expect(throws: UsageError.self, "\(bad)") { try CommandLineParser.parse(["--generate"] + bad, environment: [:]) }
+        }
+        let run = try Idtool.run(["--generate", "completion", "tcsh"])
+        #expect(run.status == 64 && run.stdout.isEmpty)
+        #expect(!Usage.text(for: .overview).contains("--generate"))
+    }
+}
