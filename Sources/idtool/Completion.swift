@@ -128,7 +128,10 @@ enum Completion {
             var specs = node.options.flatMap(zshSpecs)
             if let command = node.command, node.children.isEmpty {
                 specs += command.positionals.enumerated().map { "'\($0.offset + 1):\(zshQuoted($0.element)): '" }
-                lines += ["\(name)() {", "    _arguments -s -S \\"] + specs.map { "        \($0) \\" } + ["        && return 0", "    return 1", "}", ""]
+                lines +=
+                    ["\(name)() {", "    _arguments -s -S \\"] + specs.map { "        \($0) \\" } + [
+                        "        && return 0", "    return 1", "}", "",
+                    ]
                 continue
             }
             let menu = node.children.map { "'" + zshQuoted($0.words.last! + ":" + $0.summary) + "'" }.joined(separator: " ")

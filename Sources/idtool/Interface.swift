@@ -103,7 +103,8 @@ enum Interface {
         ExitStatus(code: .ok, help: ["success"]),
         ExitStatus(code: .absent, help: ["absent: item get found no such item, show found no identifier, migrate found no legacy value"]),
         ExitStatus(code: .usage, help: ["usage: the command line is wrong"]),
-        ExitStatus(code: .dataError, help: ["bad data: a bad value (e.g. --app-key), a refused value, a wrong-key or damaged keyring file"]),
+        ExitStatus(
+            code: .dataError, help: ["bad data: a bad value (e.g. --app-key), a refused value, a wrong-key or damaged keyring file"]),
         ExitStatus(
             code: .unavailable,
             help: [
@@ -134,8 +135,9 @@ enum Interface {
         name: "--timeout", value: "SECONDS",
         help: [
             "give up on the keyring after this long, a wait for its unlock dialog",
-            "included (default \(CommandLineParser.defaultTimeout.components.seconds); positive, at most \(Int(CommandLineParser.maximumTimeoutSeconds)))",
+            "included (default \(CommandLineParser.defaultTimeout.components.seconds); positive, at most \(maximumTimeout))",
         ])
+    private static let maximumTimeout = Int(CommandLineParser.maximumTimeoutSeconds)
     static let noPrompt = Option(name: "--no-prompt", help: ["never show the keyring's unlock dialog: a locked keyring exits 75 at once"])
     static let app = Option(name: "--app", value: "APP", help: ["the app (default: $IDTOOL_APP, else \"\(CommandLineParser.defaultApp)\")"])
     static let group = Option(name: "--group", value: "G", help: ["the item's access group"])
@@ -175,7 +177,8 @@ enum Interface {
                 Option(
                     name: "--from", value: "SOURCE", help: [],
                     choices: [
-                        Choice(value: "keyring:", label: "keyring:ATTR=VALUE[,ATTR=VALUE...]", help: "a keyring item with these attributes"),
+                        Choice(
+                            value: "keyring:", label: "keyring:ATTR=VALUE[,ATTR=VALUE...]", help: "a keyring item with these attributes"),
                         Choice(value: "file:", label: "file:PATH", help: "a file's contents"),
                         Choice(value: "machine-id", label: "machine-id", help: "the raw /etc/machine-id (opt-in: older versions used it)"),
                     ],
@@ -230,7 +233,9 @@ enum Interface {
             topic: .itemSet, words: ["item", "set"], positionals: ["IDENTIFIER"],
             options: [
                 group,
-                Option(name: "--key", value: "KEY", help: [keyHelp + ";", "all but value are stored as plain text and must be UTF-8"], choices: keys),
+                Option(
+                    name: "--key", value: "KEY", help: [keyHelp + ";", "all but value are stored as plain text and must be UTF-8"],
+                    choices: keys),
                 timeout, noPrompt, help,
             ],
             summary: "read one key of an item from stdin",

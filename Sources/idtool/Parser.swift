@@ -92,7 +92,8 @@ enum CommandLineParser {
             return .doctor(json: scan.has("--json"), timeout: try scan.timeout())
         default:
             // Interface lists a command that has no case here.
-            throw UsageError(message: "internal error: \(command.name) has no parser: report this as a bug", topic: .overview, status: .software)
+            throw UsageError(
+                message: "internal error: \(command.name) has no parser: report this as a bug", topic: .overview, status: .software)
         }
     }
 
@@ -123,7 +124,8 @@ enum CommandLineParser {
         case .itemReset:
             return .itemReset(identifier: identifier, group: group, timeout: try scan.timeout(), unlock: scan.unlock)
         default:
-            throw UsageError(message: "internal error: \(command.name) has no parser: report this as a bug", topic: .overview, status: .software)
+            throw UsageError(
+                message: "internal error: \(command.name) has no parser: report this as a bug", topic: .overview, status: .software)
         }
     }
 

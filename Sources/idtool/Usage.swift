@@ -20,7 +20,7 @@ enum Usage {
         } else {
             let command = Interface.command(topic)
             if command.subcommands.isEmpty {
-                lines = ["Usage: " + synopsis(of: command), "", ] + command.about + [""]
+                lines = ["Usage: " + synopsis(of: command), ""] + command.about + [""]
                 for option in command.options { lines += optionLines(option) }
             } else {
                 lines = ["Usage:"] + synopses(of: command.subcommands.map(Interface.command)).map { "  " + $0 } + [""] + command.about

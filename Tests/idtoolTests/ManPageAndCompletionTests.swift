@@ -135,7 +135,9 @@ struct ManPageTests {
         }
         let text = lines.joined(separator: "\n")
         for option in contract.topLevelOptions { #expect(text.contains(option), "the man page has \(option)") }
-        for code in ExitCode.allCases { #expect(lines.contains { $0.hasPrefix("       \(code.rawValue) ") }, "EXIT STATUS has \(code.rawValue)") }
+        for code in ExitCode.allCases {
+            #expect(lines.contains { $0.hasPrefix("       \(code.rawValue) ") }, "EXIT STATUS has \(code.rawValue)")
+        }
         #expect(text.contains("IDTOOL_APP"))
     }
 }
@@ -156,7 +158,8 @@ struct CompletionTests {
 
     /// What fish's `complete -C LINE` lists, without the descriptions.
     static func fish(_ generated: Generated, _ line: String) throws -> [String] {
-        let run = try shell("fish", ["--no-config", "-c", "source \(bashQuoted(generated.path("idtool.fish"))); complete -C \(bashQuoted(line))"])
+        let run = try shell(
+            "fish", ["--no-config", "-c", "source \(bashQuoted(generated.path("idtool.fish"))); complete -C \(bashQuoted(line))"])
         #expect(run.status == 0 && run.stderr.isEmpty, "fish: \(run.stderr)")
         return run.stdoutText.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) }
     }
@@ -223,7 +226,8 @@ struct CompletionTests {
         let capture = generated.directory.appendingPathComponent("capture.zsh")
         try zshCapture.write(to: capture, atomically: true, encoding: .utf8)
         // `timeout` only guards against a hang (a broken script never reaches <END>); nothing is timed.
-        let run = try shell("bash", ["-c", "timeout 120 zsh -f \(bashQuoted(capture.path)) \(bashQuoted(generated.path(""))) \(bashQuoted(line))"])
+        let run = try shell(
+            "bash", ["-c", "timeout 120 zsh -f \(bashQuoted(capture.path)) \(bashQuoted(generated.path(""))) \(bashQuoted(line))"])
         #expect(run.status == 0, "zsh capture of '\(line)': status \(run.status), \(run.stderr)")
         return Set(run.stdoutText.split(separator: "\n").map(String.init))
     }
@@ -239,7 +243,9 @@ struct CompletionTests {
             let line = "idtool " + command.words.joined(separator: " ") + " --"
             #expect(try Self.zsh(generated, line) == Set(command.longOptions), "'\(line)' + Tab")
         }
-        #expect(try Self.zsh(generated, "idtool item set id --key ") == Set(SecretStore.Key.allCases.map { $0 == .valueData ? "value" : $0.rawValue }))
+        #expect(
+            try Self.zsh(generated, "idtool item set id --key ")
+                == Set(SecretStore.Key.allCases.map { $0 == .valueData ? "value" : $0.rawValue }))
     }
 
     @Test("zsh parses its script, which has a function per command with each of its --help options")
@@ -277,7 +283,9 @@ struct CompletionTests {
             let line = "idtool " + command.words.joined(separator: " ") + " --"
             #expect(try Set(Self.fish(generated, line)) == Set(command.longOptions), "complete -C '\(line)'")
         }
-        #expect(try Set(Self.fish(generated, "idtool item get id --key ")) == Set(SecretStore.Key.allCases.map { $0 == .valueData ? "value" : $0.rawValue }))
+        #expect(
+            try Set(Self.fish(generated, "idtool item get id --key "))
+                == Set(SecretStore.Key.allCases.map { $0 == .valueData ? "value" : $0.rawValue }))
         #expect(try Self.fish(generated, "idtool get --app item ") == [], "the value after --app is not a command")
     }
 }
@@ -294,7 +302,8 @@ struct InstallTests {
         var environment = Idtool.baseEnvironment
         environment["DESTDIR"] = destdir.path
         environment["SCRATCH_PATH"] = Idtool.packageRoot.appendingPathComponent(".build/install-test").path
-        let run = try Idtool.runProgram(Idtool.packageRoot.appendingPathComponent("scripts/install"), ["/opt/idtool"], environment: environment)
+        let run = try Idtool.runProgram(
+            Idtool.packageRoot.appendingPathComponent("scripts/install"), ["/opt/idtool"], environment: environment)
         try #require(run.status == 0, "scripts/install failed: \(run.stderr.suffix(2000))")
         let expected = [
             "bin/idtool", "share/man/man1/idtool.1", "share/bash-completion/completions/idtool", "share/zsh/site-functions/_idtool",
@@ -322,7 +331,8 @@ struct InstallTests {
 struct InterfaceTableTests {
     /// A valid value for each placeholder the table uses.
     static let samples = [
-        "APP": "com.example.app", "GROUP": "com.example", "SECONDS": "1", "SOURCE": "machine-id", "UUID": "0123456789abcdef0123456789abcdef",
+        "APP": "com.example.app", "GROUP": "com.example", "SECONDS": "1", "SOURCE": "machine-id",
+        "UUID": "0123456789abcdef0123456789abcdef",
         "G": "group", "KEY": "label",
     ]
 
@@ -364,7 +374,9 @@ struct InterfaceTableTests {
     func generate() throws {
         #expect(try CommandLineParser.parse(["--generate", "man"], environment: [:]) == .generate(.man))
         for shell in Shell.allCases {
-            #expect(try CommandLineParser.parse(["--generate", "completion", shell.rawValue], environment: [:]) == .generate(.completion(shell)))
+            #expect(
+                try CommandLineParser.parse(["--generate", "completion", shell.rawValue], environment: [:]) == .generate(.completion(shell))
+            )
         }
         for bad in [[], ["completion"], ["completion", "tcsh"], ["man", "extra"], ["html"]] {
             #expect(throws: UsageError.self, "\(bad)") { try CommandLineParser.parse(["--generate"] + bad, environment: [:]) }
