@@ -16,6 +16,8 @@ enum Command: Equatable, Sendable {
     case help(HelpTopic)
     /// `--version`: print the version, exit 0.
     case version
+    /// `--generate …` (hidden): print the man page or a shell's completion script, exit 0.
+    case generate(Generated)
 
     /// `idtool get`: print the app's identifier, creating it when it is proven absent.
     case get(app: String, vendor: String?, json: Bool, timeout: Duration, unlock: UnlockPolicy = .prompt)
@@ -47,6 +49,19 @@ enum MigrationSource: Equatable, Sendable {
     case file(path: String)
     /// `machine-id`: the raw machine ID (opt-in, for apps whose older versions used it as their identifier).
     case machineID
+}
+
+/// What the hidden `idtool --generate` prints, rendered from `Interface` as `--help` is.
+enum Generated: Equatable, Sendable {
+    /// `--generate man`: idtool(1) in roff.
+    case man
+    /// `--generate completion SHELL`: the completion script for SHELL.
+    case completion(Shell)
+}
+
+/// The shells idtool makes completion scripts for.
+enum Shell: String, Equatable, Sendable, CaseIterable {
+    case bash, zsh, fish
 }
 
 /// Which usage text to print: the overview, or one command's.

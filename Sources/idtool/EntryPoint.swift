@@ -22,6 +22,12 @@ package enum EntryPoint {
             case .version:
                 Output.print(Usage.version + "\n")
                 return ExitCode.ok.rawValue
+            case .generate(.man):
+                Output.print(ManPage.text)
+                return ExitCode.ok.rawValue
+            case .generate(.completion(let shell)):
+                Output.print(Completion.script(for: shell))
+                return ExitCode.ok.rawValue
             case .get, .show, .reset, .migrate, .derive:
                 return IdentityCommands.run(command)
             case .doctor(let json, let timeout):

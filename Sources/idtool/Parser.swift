@@ -54,95 +54,92 @@ enum CommandLineParser {
         case "--version":
             guard rest.isEmpty else { throw UsageError(message: "--version takes no arguments", topic: .overview) }
             return .version
-        case "get", "show", "reset":
-            let topic = HelpTopic(rawValue: first)!
-            var options: Set<String> = ["--app", "--vendor", "--timeout", "--no-prompt"]
-            if topic != .reset { options.insert("--json") }
-            guard let scan = try Scan(rest, options: options, positionals: [], topic: topic) else { return .help(topic) }
-            let app = try scan.app(appFromEnvironment)
-            let vendor = try scan.nonEmpty("--vendor")
-            let timeout = try scan.timeout()
-            switch topic {
-            case .get: return .get(app: app, vendor: vendor, json: scan.has("--json"), timeout: timeout, unlock: scan.unlock)
-            case .show: return .show(app: app, vendor: vendor, json: scan.has("--json"), timeout: timeout, unlock: scan.unlock)
-            default: return .reset(app: app, vendor: vendor, timeout: timeout, unlock: scan.unlock)
-            }
-        case "migrate":
-            guard
-                let scan = try Scan(
-                    rest, options: ["--app", "--from", "--dry-run", "--remove-legacy", "--timeout", "--no-prompt"], positionals: [],
-                    topic: .migrate)
-            else { return .help(.migrate) }
-            guard scan.values["--app"] != nil else {
-                throw UsageError(message: "migrate needs --app APP", topic: .migrate)
-            }
-            guard let from = scan.values["--from"] else {
-                throw UsageError(message: "migrate needs --from SOURCE", topic: .migrate)
-            }
-            return .migrate(
-                app: try scan.app(appFromEnvironment), source: try parseSource(from), dryRun: scan.has("--dry-run"),
-                removeLegacy: scan.has("--remove-legacy"), timeout: try scan.timeout(), unlock: scan.unlock)
-        case "derive":
-            guard let scan = try Scan(rest, options: ["--app-key", "--uuid"], positionals: [], topic: .derive) else {
-                return .help(.derive)
-            }
-            guard let text = scan.values["--app-key"] else {
-                throw UsageError(message: "derive needs --app-key UUID", topic: .derive)
-            }
-            guard let key = parseAppKey(text) else {
-                throw UsageError(
-                    message: "bad --app-key: give 32 hexadecimal digits, with or without the dashes of a UUID",
-                    topic: .derive, status: .dataError)
-            }
-            return .derive(appKey: key, uuid: scan.has("--uuid"))
-        case "doctor":
-            // --no-prompt is accepted for uniformity: doctor only reports, it never prompts.
-            guard let scan = try Scan(rest, options: ["--json", "--timeout", "--no-prompt"], positionals: [], topic: .doctor) else {
-                return .help(.doctor)
-            }
-            return .doctor(json: scan.has("--json"), timeout: try scan.timeout())
-        case "item":
-            return try parseItem(rest)
+        case "--generate":
+            return try parseGenerate(rest)
         default:
+            break
+        }
+        guard let command = Interface.topLevel.first(where: { $0.words == [first] }) else {
             if first.hasPrefix("-") {
                 throw UsageError(message: "unknown option \(quoted(optionName(first)))", topic: .overview)
             }
             throw UsageError(message: "unknown command \(quoted(first))", topic: .overview)
         }
+        if !command.subcommands.isEmpty { return try parseGroup(command, rest) }
+        guard let scan = try Scan(rest, command) else { return .help(command.topic) }
+        switch command.topic {
+        case .get, .show, .reset:
+            let app = try scan.app(appFromEnvironment)
+            let vendor = try scan.nonEmpty("--vendor")
+            let timeout = try scan.timeout()
+            switch command.topic {
+            case .get: return .get(app: app, vendor: vendor, json: scan.has("--json"), timeout: timeout, unlock: scan.unlock)
+            case .show: return .show(app: app, vendor: vendor, json: scan.has("--json"), timeout: timeout, unlock: scan.unlock)
+            default: return .reset(app: app, vendor: vendor, timeout: timeout, unlock: scan.unlock)
+            }
+        case .migrate:
+            return .migrate(
+                app: try scan.app(appFromEnvironment), source: try parseSource(scan.values["--from"]!), dryRun: scan.has("--dry-run"),
+                removeLegacy: scan.has("--remove-legacy"), timeout: try scan.timeout(), unlock: scan.unlock)
+        case .derive:
+            guard let key = parseAppKey(scan.values["--app-key"]!) else {
+                throw UsageError(
+                    message: "bad --app-key: give 32 hexadecimal digits, with or without the dashes of a UUID",
+                    topic: .derive, status: .dataError)
+            }
+            return .derive(appKey: key, uuid: scan.has("--uuid"))
+        case .doctor:
+            return .doctor(json: scan.has("--json"), timeout: try scan.timeout())
+        default:
+            // Interface lists a command that has no case here.
+            throw UsageError(
+                message: "internal error: \(command.name) has no parser: report this as a bug", topic: .overview, status: .software)
+        }
     }
 
-    private static func parseItem(_ arguments: [String]) throws(UsageError) -> Command {
+    /// A group's subcommand (`item get`); the group itself takes only `--help`.
+    private static func parseGroup(_ group: Interface.Command, _ arguments: [String]) throws(UsageError) -> Command {
+        let names = Interface.list(group.subcommands.map { Interface.command($0).words.last! })
         guard let sub = arguments.first else {
-            throw UsageError(message: "item needs a subcommand: get, set or reset", topic: .item)
+            throw UsageError(message: "\(group.name) needs a subcommand: \(names)", topic: group.topic)
         }
         let rest = Array(arguments.dropFirst())
-        switch sub {
-        case "-h", "--help":
-            return .help(.item)
-        case "get", "set":
-            let topic: HelpTopic = sub == "get" ? .itemGet : .itemSet
-            guard
-                let scan = try Scan(
-                    rest, options: ["--group", "--key", "--timeout", "--no-prompt"], positionals: ["IDENTIFIER"], topic: topic)
-            else { return .help(topic) }
-            let identifier = try scan.identifier()
-            let group = try scan.nonEmpty("--group")
-            let key = try scan.key()
-            let timeout = try scan.timeout()
-            return sub == "get"
-                ? .itemGet(identifier: identifier, group: group, key: key, timeout: timeout, unlock: scan.unlock)
-                : .itemSet(identifier: identifier, group: group, key: key, timeout: timeout, unlock: scan.unlock)
-        case "reset":
-            guard
-                let scan = try Scan(rest, options: ["--group", "--timeout", "--no-prompt"], positionals: ["IDENTIFIER"], topic: .itemReset)
-            else { return .help(.itemReset) }
-            return .itemReset(
-                identifier: try scan.identifier(), group: try scan.nonEmpty("--group"), timeout: try scan.timeout(), unlock: scan.unlock)
-        default:
+        if sub == "-h" || sub == "--help" { return .help(group.topic) }
+        guard let command = group.subcommands.map(Interface.command).first(where: { $0.words.last == sub }) else {
             if sub.hasPrefix("-") {
-                throw UsageError(message: "unknown option \(quoted(optionName(sub)))", topic: .item)
+                throw UsageError(message: "unknown option \(quoted(optionName(sub)))", topic: group.topic)
             }
-            throw UsageError(message: "unknown item subcommand \(quoted(sub)): use get, set or reset", topic: .item)
+            throw UsageError(message: "unknown \(group.name) subcommand \(quoted(sub)): use \(names)", topic: group.topic)
+        }
+        guard let scan = try Scan(rest, command) else { return .help(command.topic) }
+        let identifier = try scan.identifier()
+        let group = try scan.nonEmpty("--group")
+        switch command.topic {
+        case .itemGet:
+            let key = try scan.key()
+            return .itemGet(identifier: identifier, group: group, key: key, timeout: try scan.timeout(), unlock: scan.unlock)
+        case .itemSet:
+            let key = try scan.key()
+            return .itemSet(identifier: identifier, group: group, key: key, timeout: try scan.timeout(), unlock: scan.unlock)
+        case .itemReset:
+            return .itemReset(identifier: identifier, group: group, timeout: try scan.timeout(), unlock: scan.unlock)
+        default:
+            throw UsageError(
+                message: "internal error: \(command.name) has no parser: report this as a bug", topic: .overview, status: .software)
+        }
+    }
+
+    /// `--generate man` or `--generate completion bash|zsh|fish`: hidden, for scripts/install.
+    private static func parseGenerate(_ arguments: [String]) throws(UsageError) -> Command {
+        let usage = "--generate needs man, or completion and one of " + Interface.list(Shell.allCases.map(\.rawValue))
+        switch arguments.first {
+        case "man" where arguments.count == 1:
+            return .generate(.man)
+        case "completion" where arguments.count == 2:
+            guard let shell = Shell(rawValue: arguments[1]) else { throw UsageError(message: usage, topic: .overview) }
+            return .generate(.completion(shell))
+        default:
+            throw UsageError(message: usage, topic: .overview)
         }
     }
 
@@ -235,20 +232,19 @@ enum CommandLineParser {
 /// with `-` (so `--app --json` is a missing value, not an app named "--json"); use `--name=-x`.
 /// `--` ends the options. Each option may appear once.
 private struct Scan {
-    static let valued: Set<String> = ["--app", "--vendor", "--timeout", "--from", "--app-key", "--group", "--key"]
-
     let topic: HelpTopic
     var values: [String: String] = [:]
     var flags: Set<String> = []
     var positionals: [String] = []
 
     /// Returns nil when `-h`/`--help` appears before `--`: the caller then prints help.
-    init?(_ arguments: [String], options: Set<String>, positionals expected: [String], topic: HelpTopic) throws(UsageError) {
-        self.topic = topic
+    init?(_ arguments: [String], _ command: Interface.Command) throws(UsageError) {
+        self.topic = command.topic
         for argument in arguments {
             if argument == "--" { break }
-            if argument == "-h" || argument == "--help" { return nil }
+            if argument == Interface.help.short || argument == Interface.help.name { return nil }
         }
+        let expected = command.positionals
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
@@ -263,11 +259,11 @@ private struct Scan {
                 continue
             }
             let name = CommandLineParser.optionName(argument)
-            guard argument.hasPrefix("--"), options.contains(name) else {
+            guard argument.hasPrefix("--"), name != Interface.help.name, let option = command.option(name) else {
                 throw UsageError(message: "unknown option \(CommandLineParser.quoted(name))", topic: topic)
             }
             let inline = argument.firstIndex(of: "=").map { String(argument[argument.index(after: $0)...]) }
-            if Self.valued.contains(name) {
+            if option.value != nil {
                 guard values[name] == nil else { throw UsageError(message: "\(name) is given more than once", topic: topic) }
                 if let inline {
                     values[name] = inline
@@ -289,6 +285,9 @@ private struct Scan {
         if positionals.count > expected.count {
             // The value is not echoed: it may be an identifier.
             throw UsageError(message: "unexpected extra argument", topic: topic)
+        }
+        for option in command.options where option.required && values[option.name] == nil {
+            throw UsageError(message: "\(command.name) needs \(option.label)", topic: topic)
         }
     }
 
@@ -323,7 +322,7 @@ private struct Scan {
         guard let text = values["--key"] else { return .valueData }
         guard let key = CommandLineParser.parseKey(text) else {
             throw UsageError(
-                message: "unknown --key \(CommandLineParser.quoted(text)): use value, account, label, description, comment or generic",
+                message: "unknown --key \(CommandLineParser.quoted(text)): use \(Interface.list(Interface.keys.map(\.value)))",
                 topic: topic)
         }
         return key
