@@ -19,7 +19,16 @@ let package = Package(
                 .product(name: "Keyring", package: rootIdentity),
                 .product(name: "DeviceIdentity", package: rootIdentity),
             ]
-        )
+        ),
+        // The README's and the other articles' Swift blocks, in a namespace of their own (the
+        // README's `store` and `resolver` would clash with the getting-started articles').
+        .executableTarget(
+            name: "examples",
+            dependencies: [
+                .product(name: "Keyring", package: rootIdentity),
+                .product(name: "DeviceIdentity", package: rootIdentity),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

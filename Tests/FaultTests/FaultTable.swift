@@ -1,6 +1,6 @@
 // The fault table: one row per scenario, declared once. Each test asserts its row's exit code
 // (and "identifier kept" where one existed), and FaultTableDocumentTests checks that
-// fault-table.md (pasted into README) is exactly this table rendered, so the two cannot drift.
+// fault-table.md (copied into the DocC article by scripts/docs-tables) is exactly this table rendered, so the two cannot drift.
 // Regenerate the markdown with scripts/fault-table.
 import Foundation
 import Testing
