@@ -40,9 +40,11 @@ struct FileRealPortalTests {
             try ChildProcess.run(FileRealPortalTests.harness, arguments, stdin: stdin)
         }
 
-        /// Runs `program` as the Flatpak app `app` (the suite's G_DEBUG=fatal-criticals goes in too).
+        /// Runs `program` as the Flatpak app `app` (the suite's G_DEBUG=fatal-criticals goes in too),
+        /// under coreutils' timeout as a watchdog: a hang is a failure (124), not a stuck suite.
         func run(_ app: String, _ program: String, _ arguments: [String], stdin: Data? = nil) throws -> ChildResult {
-            try Self.harness(["run", app, program] + arguments, stdin: stdin)
+            try ChildProcess.run(
+                "/usr/bin/timeout", ["--kill-after=5", "120", FileRealPortalTests.harness, "run", app, program] + arguments, stdin: stdin)
         }
 
         func idtool(_ app: String, _ arguments: [String], stdin: Data? = nil) throws -> ChildResult {
@@ -197,6 +199,11 @@ struct FileRealPortalTests {
         let binary = Self.root.appendingPathComponent("Tests/Consumer/.build/debug/consumer").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             try Test.cancel("the consumer is not built: run `swift build --package-path Tests/Consumer` first")
+        }
+        // One built from older sources would test them, not these.
+        func modified(_ path: String) -> Date? { (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date }
+        if let tool = idtoolBinary, let built = modified(binary), let current = modified(tool), built < current {
+            try Test.cancel("the consumer is older than this build's idtool: run `swift build --package-path Tests/Consumer` again")
         }
         let app = Self.appID("Consumer")
         let run = try portal.run(app, binary, [])
