@@ -88,7 +88,11 @@ static inline GVariant *kr_item_interface_tuple(void) {
 // other processes' changes nor keep theirs when it writes. The sync wrappers run the async calls on
 // a private main context, as libsecret's own *_sync calls do.
 #include <dlfcn.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
+#include <gio/gunixfdlist.h>
+#include <glib-unix.h>
 // secret.h leaves the backend interface out; its own guard wants this define.
 #define __SECRET_INSIDE_HEADER__
 #include <libsecret/secret-backend.h>
@@ -119,6 +123,175 @@ static inline void kr_pending_wait(GMainContext *context, KRPending *pending) {
     while (!pending->result) g_main_context_iteration(context, TRUE);
 }
 
+// The Secret portal's key, asked for here and not by libsecret 0.20: its file backend subscribes to
+// the request's Response only once RetrieveSecret has returned, so a portal that answers at once
+// (xdg-desktop-portal 1.16 with gnome-keyring: about one open in ten here) sends it first and the open
+// waits forever; cancelling that wait then deadlocks in its cancel handler. libsecret 0.21.4 fixed
+// both (its issue #58): subscribe on the request path that handle_token predicts, then call.
+typedef struct { gboolean done; guint32 response; } KRPortalResponse;
+
+static void kr_portal_on_response(GDBusConnection *connection, const gchar *sender, const gchar *path, const gchar *interface,
+                                  const gchar *signal, GVariant *parameters, gpointer data) {
+    (void)connection, (void)sender, (void)path, (void)interface, (void)signal;
+    KRPortalResponse *response = data;
+    if (response->done || !g_variant_is_of_type(parameters, G_VARIANT_TYPE("(ua{sv})"))) return;
+    g_variant_get(parameters, "(u@a{sv})", &response->response, NULL);
+    response->done = TRUE;
+}
+
+static gboolean kr_portal_on_cancel(GCancellable *cancellable, gpointer data) {
+    (void)cancellable, (void)data;
+    return G_SOURCE_CONTINUE;  // it only wakes the loop below, which checks the cancellable
+}
+
+/// The 64-byte secret the Secret portal keeps for this app, as the file backend's password; runs on
+/// the calling thread's default main context. NULL with `error` set on failure or cancellation.
+static inline SecretValue *kr_portal_retrieve_secret(GCancellable *cancellable, GError **error) {
+    GDBusConnection *connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, error);
+    if (!connection) return NULL;
+    gchar *token = g_strdup_printf("keyring%u", g_random_int());
+    gchar *sender = g_strdup(g_dbus_connection_get_unique_name(connection) + 1);
+    g_strdelimit(sender, ".", '_');
+    gchar *path = g_strconcat("/org/freedesktop/portal/desktop/request/", sender, "/", token, NULL);
+    g_free(sender);
+    KRPortalResponse response = { FALSE, 2 };
+    guint subscription = g_dbus_connection_signal_subscribe(connection, "org.freedesktop.portal.Desktop", "org.freedesktop.portal.Request",
+                                                            "Response", path, NULL, G_DBUS_SIGNAL_FLAGS_NO_MATCH_RULE,
+                                                            kr_portal_on_response, &response, NULL);
+    SecretValue *password = NULL;
+    gint fds[2] = { -1, -1 };
+    GVariant *reply = NULL;
+    if (g_unix_open_pipe(fds, FD_CLOEXEC, error)) {
+        GUnixFDList *list = g_unix_fd_list_new_from_array(&fds[1], 1);  // takes the write end
+        GVariantBuilder options;
+        g_variant_builder_init(&options, G_VARIANT_TYPE_VARDICT);
+        g_variant_builder_add(&options, "{sv}", "handle_token", g_variant_new_string(token));
+        reply = g_dbus_connection_call_with_unix_fd_list_sync(
+            connection, "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.Secret",
+            "RetrieveSecret", g_variant_new("(h@a{sv})", 0, g_variant_builder_end(&options)), G_VARIANT_TYPE("(o)"),
+            G_DBUS_CALL_FLAGS_NONE, -1, list, NULL, cancellable, error);
+        g_object_unref(list);
+    }
+    if (reply) {
+        const gchar *handle = NULL;
+        g_variant_get(reply, "(&o)", &handle);
+        if (g_strcmp0(handle, path) != 0) {
+            // A portal that ignores handle_token: listen on its path (the race is back, but only there).
+            g_dbus_connection_signal_unsubscribe(connection, subscription);
+            g_free(path);
+            path = g_strdup(handle);
+            subscription = g_dbus_connection_signal_subscribe(connection, "org.freedesktop.portal.Desktop", "org.freedesktop.portal.Request",
+                                                              "Response", path, NULL, G_DBUS_SIGNAL_FLAGS_NO_MATCH_RULE,
+                                                              kr_portal_on_response, &response, NULL);
+        }
+        g_variant_unref(reply);
+        GMainContext *context = g_main_context_ref_thread_default();
+        GSource *wake = cancellable ? g_cancellable_source_new(cancellable) : NULL;
+        if (wake) {
+            g_source_set_callback(wake, (GSourceFunc)(void (*)(void))kr_portal_on_cancel, NULL, NULL);
+            g_source_attach(wake, context);
+        }
+        while (!response.done && !g_cancellable_is_cancelled(cancellable)) g_main_context_iteration(context, TRUE);
+        if (wake) {
+            g_source_destroy(wake);
+            g_source_unref(wake);
+        }
+        g_main_context_unref(context);
+        if (!response.done) {
+            // Cancelled: close the request, without waiting for the portal.
+            g_dbus_connection_call(connection, "org.freedesktop.portal.Desktop", path, "org.freedesktop.portal.Request", "Close", NULL,
+                                   NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, NULL, NULL);
+            g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled while waiting for the Secret portal");
+        } else if (response.response != 0) {
+            g_set_error_literal(error, G_IO_ERROR, response.response == 1 ? G_IO_ERROR_CANCELLED : G_IO_ERROR_FAILED,
+                                response.response == 1 ? "the Secret portal's request was cancelled" : "the Secret portal's request failed");
+        } else {
+            // The backend wrote the secret and closed its end before it answered.
+            guchar *buffer = g_malloc0(65);  // one more than needed: a longer answer is an error
+            gsize count = 0;
+            while (count < 65) {
+                gssize got = read(fds[0], buffer + count, 65 - count);
+                if (got < 0 && errno == EINTR) continue;
+                if (got <= 0) break;
+                count += (gsize)got;
+            }
+            if (count == 64)
+                password = secret_value_new((const gchar *)buffer, 64, "text/plain");
+            else
+                g_set_error(error, SECRET_ERROR, SECRET_ERROR_PROTOCOL, "the Secret portal returned %zu bytes, not 64", (size_t)count);
+            memset(buffer, 0, 65);
+            g_free(buffer);
+        }
+    }
+    if (fds[0] >= 0) close(fds[0]);
+    g_dbus_connection_signal_unsubscribe(connection, subscription);
+    g_free(path);
+    g_free(token);
+    g_object_unref(connection);
+    return password;
+}
+
+/// A file backend on `collection` (taking a reference), made without libsecret's own init; NULL when
+/// this libsecret's SecretFileBackend is laid out otherwise than `kr_file_backend_collection` checks.
+static inline SecretBackend *kr_file_backend_with_collection(GType type, GObject *collection) {
+    struct kr_file_backend_layout { GObject parent; GObject *collection; };
+    GTypeQuery query;
+    g_type_query(type, &query);
+    if (g_type_from_name("SecretFileBackend") != type || query.instance_size < sizeof(struct kr_file_backend_layout)) return NULL;
+    GObject *backend = g_object_new(type, "flags", SECRET_SERVICE_NONE, NULL);
+    struct kr_file_backend_layout *layout = (struct kr_file_backend_layout *)backend;
+    if (layout->collection != NULL) {
+        g_object_unref(backend);
+        return NULL;
+    }
+    layout->collection = g_object_ref(collection);
+    return SECRET_BACKEND(backend);
+}
+
+/// In a sandbox without SECRET_FILE_TEST_PASSWORD, the backend libsecret's init would make, keyed by
+/// `kr_portal_retrieve_secret`: the same file (created with its directory), the same key. Sets
+/// `*handled` to FALSE when this libsecret cannot be driven so (its own init then runs).
+static inline SecretBackend *kr_file_backend_open_portal(GType type, GCancellable *cancellable, gboolean *handled, GError **error) {
+    *handled = FALSE;
+    GType (*collection_type)(void) = (GType (*)(void))dlsym(RTLD_DEFAULT, "secret_file_collection_get_type");
+    if (!collection_type || g_type_from_name("SecretFileBackend") != type) return NULL;
+    *handled = TRUE;
+    const gchar *test = g_getenv("SECRET_FILE_TEST_PATH");
+    gchar *path = test && *test ? g_strdup(test) : g_build_filename(g_get_user_data_dir(), "keyrings", "default.keyring", NULL);
+    GFile *file = g_file_new_for_path(path);
+    g_free(path);
+    GFile *directory = g_file_get_parent(file);
+    GError *made = NULL;
+    if (directory && !g_file_make_directory_with_parents(directory, cancellable, &made) && !g_error_matches(made, G_IO_ERROR, G_IO_ERROR_EXISTS)) {
+        g_propagate_error(error, made);
+        g_object_unref(directory);
+        g_object_unref(file);
+        return NULL;
+    }
+    g_clear_error(&made);
+    if (directory) g_object_unref(directory);
+    SecretValue *password = kr_portal_retrieve_secret(cancellable, error);
+    if (!password) {
+        g_object_unref(file);
+        return NULL;
+    }
+    KRPending pending = { NULL };
+    g_async_initable_new_async(collection_type(), G_PRIORITY_DEFAULT, cancellable, kr_pending_done, &pending, "file", file, "password",
+                               password, NULL);
+    secret_value_unref(password);
+    g_object_unref(file);
+    kr_pending_wait(g_main_context_get_thread_default(), &pending);
+    GObject *source = g_async_result_get_source_object(pending.result);
+    GObject *collection = g_async_initable_new_finish(G_ASYNC_INITABLE(source), pending.result, error);
+    g_object_unref(source);
+    g_object_unref(pending.result);
+    if (!collection) return NULL;
+    SecretBackend *backend = kr_file_backend_with_collection(type, collection);
+    g_object_unref(collection);
+    if (!backend) g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "this libsecret's file backend is laid out differently");
+    return backend;
+}
+
 /// A fresh file backend: reads the keyring file and derives its key (from SECRET_FILE_TEST_PASSWORD,
 /// else the Secret portal). NULL with `error` set on failure.
 static inline SecretBackend *kr_file_backend_open(GCancellable *cancellable, GError **error) {
@@ -126,6 +299,16 @@ static inline SecretBackend *kr_file_backend_open(GCancellable *cancellable, GEr
     if (type == 0) {
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "this libsecret has no file backend");
         return NULL;
+    }
+    const gchar *test = g_getenv("SECRET_FILE_TEST_PASSWORD");
+    if ((!test || !*test) && (access("/.flatpak-info", F_OK) == 0 || g_getenv("SNAP_NAME") != NULL)) {
+        GMainContext *context = g_main_context_new();
+        g_main_context_push_thread_default(context);
+        gboolean handled;
+        SecretBackend *backend = kr_file_backend_open_portal(type, cancellable, &handled, error);
+        g_main_context_pop_thread_default(context);
+        g_main_context_unref(context);
+        if (handled) return backend;
     }
     GMainContext *context = g_main_context_new();
     g_main_context_push_thread_default(context);

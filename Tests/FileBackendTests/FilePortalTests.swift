@@ -18,10 +18,11 @@ struct FilePortalTests {
     /// A running stand-in portal whose per-app secret derives from `seed`.
     final class Portal {
         let child: ChildProcess
-        init(seed: String, in sandbox: FileKeyringSandbox) throws {
+        init(seed: String, in sandbox: FileKeyringSandbox, responseFirst: Bool = false) throws {
             let ready = sandbox.root.appendingPathComponent("portal-ready-\(UUID().uuidString)").path
             child = try ChildProcess(
-                "/usr/bin/python3", Self.arguments(FilePortalTests.standIn, seed, ready),
+                "/usr/bin/python3",
+                Self.arguments(FilePortalTests.standIn, seed, ready) + (responseFirst ? Self.arguments("response-first") : []),
                 environment: ProcessInfo.processInfo.environment)
             // It writes the file once it owns the portal's name; it exits at once if it cannot.
             for _ in 0..<1000 where access(ready, F_OK) != 0 {
@@ -102,5 +103,27 @@ struct FilePortalTests {
         let get = try sandbox.idtool(["item", "get", id], environment: sandboxed(sandbox))
         #expect(get.status == 65, "\(get.stderr)")
         #expect(get.stderr.contains("does not open with this key"), "\(get.stderr)")
+    }
+
+    // libsecret 0.20 subscribed to the Response only after RetrieveSecret returned, so a portal that
+    // answers at once (xdg-desktop-portal with gnome-keyring, FileRealPortalTests) sometimes sent it
+    // first and the open hung past any timeout; the key is now asked for with the subscription made first.
+    @Test("a portal whose Response comes before its reply (a fast portal) is not missed: no hang")
+    func portalResponseFirst() throws {
+        try requireBus()
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let portal = try Portal(seed: "app-secret-1", in: sandbox, responseFirst: true)
+        defer { _ = try? portal.stop() }
+        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
+        let id = uniqueName("portal")
+        // coreutils' timeout as a watchdog: a lost Response is a hang that --timeout did not end.
+        func idtool(_ arguments: [String], stdin: Data? = nil) throws -> ChildResult {
+            try ChildProcess.run("/usr/bin/timeout", ["30", binary] + arguments, stdin: stdin, environment: sandboxed(sandbox))
+        }
+        let set = try idtool(["item", "set", "--timeout", "5", id], stdin: Data("first".utf8))
+        #expect(set.status == 0, "\(set.status): \(set.stderr)")
+        let get = try idtool(["item", "get", "--timeout", "5", id])
+        #expect(get.status == 0 && get.text == "first", "\(get.status): \(get.stderr)")
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A stand-in for xdg-desktop-portal's Secret portal, for tests on a private session bus.
 
-Usage: portal-standin.py SEED READY_FILE
+Usage: portal-standin.py SEED READY_FILE [response-first]
 
 Owns org.freedesktop.portal.Desktop and answers as the real portal does:
 - Properties.Get(org.freedesktop.portal.Secret, version) -> 1, libsecret's version check;
@@ -9,6 +9,8 @@ Owns org.freedesktop.portal.Desktop and answers as the real portal does:
   64-byte secret (SHA-512 of SEED) into the fd, closes it, and emits Request.Response(0, {}) on
   that path, which is what libsecret's file backend waits for.
 It writes READY_FILE once it owns the name, and serves until it is killed.
+With response-first it sends the Response once, before the reply, as a fast real portal can
+(xdg-desktop-portal answers before it asks its backend): a client must have subscribed first.
 
 libsecret 0.20 may subscribe to the Response signal only after the RetrieveSecret reply has
 arrived (the real portal answers after the user's interaction, never at once), so the stand-in
@@ -23,6 +25,7 @@ from jeepney.bus_messages import message_bus
 from jeepney.io.blocking import open_dbus_connection
 
 seed, ready_file = sys.argv[1], sys.argv[2]
+response_first = sys.argv[3:] == ["response-first"]
 secret = hashlib.sha512(seed.encode()).digest()  # 64 bytes, as libsecret requires
 
 conn = open_dbus_connection(bus="SESSION", enable_fds=True)
@@ -56,13 +59,18 @@ while True:
         token = options.get("handle_token", ("s", "t"))[1]
         sender = fields[HeaderFields.sender]
         path = "/org/freedesktop/portal/desktop/request/" + sender[1:].replace(".", "_") + "/" + token
-        conn.send(new_method_return(msg, "o", (path,)))
+        if not response_first:
+            conn.send(new_method_return(msg, "o", (path,)))
         with fd.to_file("wb") as pipe:
             pipe.write(secret)
         response = new_signal(DBusAddress(path, interface="org.freedesktop.portal.Request"), "Response", "ua{sv}", (0, {}))
         # Sent to the caller alone, as the portal does: libsecret subscribes without a match rule.
         response.header.fields[HeaderFields.destination] = sender
-        pending.append([time.monotonic(), response, 7])
+        if response_first:
+            conn.send(response)
+            conn.send(new_method_return(msg, "o", (path,)))
+        else:
+            pending.append([time.monotonic(), response, 7])
     elif interface == "org.freedesktop.DBus.Properties" and member == "Get" and msg.body == (
         "org.freedesktop.portal.Secret",
         "version",
