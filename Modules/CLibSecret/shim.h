@@ -218,6 +218,36 @@ static inline gboolean kr_file_collection_write(GObject *collection, GCancellabl
 }
 
 static inline void kr_object_list_free(GList *list) { g_list_free_full(list, g_object_unref); }
+
+/// Whether `collection` holds exactly the items of the keyring file `data` (checked first with
+/// kr_keyring_file_check), in the same order: each encrypted item carries a random IV and a MAC, so
+/// equal items mean libsecret's view is that file. FALSE when this libsecret lacks the search.
+static inline gboolean kr_file_collection_holds(GObject *collection, const guint8 *data, gsize length) {
+    GList *(*search)(GObject *, GHashTable *) = (GList * (*)(GObject *, GHashTable *))dlsym(RTLD_DEFAULT, "secret_file_collection_search");
+    if (!search || length < 18) return FALSE;
+    GBytes *bytes = g_bytes_new(data + 18, length - 18);
+    GVariant *variant = g_variant_new_from_bytes(G_VARIANT_TYPE("(uayutua(a{say}ay))"), bytes, FALSE);
+    g_bytes_unref(bytes);
+    g_variant_ref_sink(variant);
+    GVariant *items = g_variant_get_child_value(variant, 5);
+    GHashTable *every = kr_string_table_new();
+    GList *held = search(collection, every);  // an empty table matches every item
+    g_hash_table_unref(every);
+    gsize count = g_variant_n_children(items), index = 0;
+    gboolean same = TRUE;
+    for (GList *node = held; node && same; node = node->next, index++) {
+        if (index >= count) { same = FALSE; break; }
+        GVariant *item = g_variant_get_child_value(items, index);
+        same = g_variant_equal(item, node->data);
+        g_variant_unref(item);
+    }
+    if (index != count) same = FALSE;
+    g_list_free_full(held, (GDestroyNotify)g_variant_unref);
+    g_variant_unref(items);
+    g_variant_unref(variant);
+    return same;
+}
+
 static inline SecretRetrievable *kr_list_retrievable(GList *node) { return SECRET_RETRIEVABLE(node->data); }
 
 /// What kr_keyring_file_check found.
