@@ -118,10 +118,14 @@ struct FileKeyring: ~Copyable {
     /// A copy of the file is saved beside it first, and after a failure put back (a rename, which
     /// needs no space on a full disk) only when the file is no longer a whole keyring. When even
     /// the copy cannot be written, the change is refused before the keyring file is touched.
+    /// The copy is synced only when GLib will rewrite in place (a directory it cannot create files in):
+    /// otherwise the old file itself stays whole until a synced new one is renamed over it, so a
+    /// power loss cannot take both, and the copy only has to outlive a killed process (the page cache does).
     private func writing(_ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> gboolean) throws(KeyringError) {
         let saved = path + ".before-change"
         if let original {
-            if let failure = Self.writeSynced(original, to: saved) {
+            let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
+            if let failure = Self.writeSynced(original, to: saved, sync: access(directory, W_OK | X_OK) != 0) {
                 unlink(saved)
                 throw .keyringFileUnavailable(path: path, detail: failure)
             }
@@ -144,8 +148,8 @@ struct FileKeyring: ~Copyable {
         KillPoint.passed()
     }
 
-    /// Writes `bytes` to a new file at `target` and syncs it; the error text, or nil.
-    private static func writeSynced(_ bytes: [UInt8], to target: String) -> String? {
+    /// Writes `bytes` to a new file at `target`, synced when `sync`; the error text, or nil.
+    private static func writeSynced(_ bytes: [UInt8], to target: String, sync: Bool) -> String? {
         let fd = Glibc.open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
         defer { close(fd) }
@@ -158,7 +162,7 @@ struct FileKeyring: ~Copyable {
             }
             written += count
         }
-        return fsync(fd) == 0 ? nil : String(cString: strerror(errno))
+        return !sync || fsync(fd) == 0 ? nil : String(cString: strerror(errno))
     }
 
     /// Puts back what was read when the saved copy could not be renamed over a partial file.
