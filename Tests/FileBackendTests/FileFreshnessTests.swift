@@ -141,6 +141,34 @@ struct FileFreshnessTests {
         }
     }
 
+    @Test("a file made anew (another salt, the same password) or with another key, renamed over a warm reader's: the new value, or wrongKey")
+    func otherSaltOrKey() throws {
+        try withSandbox { sandbox in
+            let id = uniqueName("salt")
+            let store = try SecretStore(identifier: id, keyring: keyring)
+            try store.setObject("first", forKey: .valueData)
+            #expect(try store.object(forKey: .valueData) == "first")
+            // secret-tool makes a new file elsewhere (a new salt), then it is renamed over ours.
+            let other = try FileKeyringSandbox(password: sandbox.password)
+            defer { other.remove() }
+            let made = try other.secretTool(["store", "--label", id, "service", id, "username", ""], stdin: Data("anew".utf8))
+            try #require(made.status == 0, "\(made.stderr)")
+            try shell(sandbox, "cp \"$1\" \"$2.new\" && mv \"$2.new\" \"$2\"", [other.keyringPath, sandbox.keyringPath])
+            #expect(try store.object(forKey: .valueData) == "anew", "missed a file with another salt")
+            // The same, keyed by another password: a wrong key, never the old value or absent.
+            let foreign = try FileKeyringSandbox()
+            defer { foreign.remove() }
+            let locked = try foreign.secretTool(["store", "--label", id, "service", id, "username", ""], stdin: Data("other key".utf8))
+            try #require(locked.status == 0, "\(locked.stderr)")
+            try shell(sandbox, "cp \"$1\" \"$2.new\" && mv \"$2.new\" \"$2\"", [foreign.keyringPath, sandbox.keyringPath])
+            let error = keyringError { try store.object(forKey: .valueData) }
+            guard case .wrongKey = error else {
+                Issue.record("expected wrongKey, got \(String(describing: error))")
+                return
+            }
+        }
+    }
+
     @Test("threads of one process share the snapshot: every one reads its own latest value")
     func threads() throws {
         try withSandbox { _ in

@@ -129,6 +129,35 @@ final class FileKeyringSnapshot: @unchecked Sendable {
         keepable = true
     }
 
+    /// After another process changed the file but kept its salt and iteration count (libsecret's own
+    /// writes keep both): loads the file into the collection with the key derived before, so no key is
+    /// derived again. False when it cannot (another salt, no file, an unreadable or damaged one, a
+    /// libsecret laid out otherwise, a change during the load): then a fresh read, with its typed errors.
+    func reload(path: String, cancellable: UnsafeMutablePointer<GCancellable>) -> Bool {
+        guard path == self.path, Self.passwordDigest() == password, let collection = kr_file_backend_collection(backend) else { return false }
+        let start = FileIdentity.now()
+        guard let (identity, bytes) = Self.contents(path: path), kr_keyring_file_check(bytes, gsize(bytes.count)) == KR_FILE_OK,
+            let etag = kr_file_etag(path)
+        else { return false }
+        defer { g_free(etag) }
+        // The etag must be the read file's: a change between the read and the query moves the identity.
+        var info = stat()
+        guard stat(path, &info) == 0, FileIdentity(info) == identity else { return false }
+        keepable = false
+        guard kr_file_collection_reload(collection, bytes, gsize(bytes.count), etag) != 0 else { return false }
+        do throws(KeyringError) {
+            items = try decrypt(cancellable: cancellable)
+        } catch {
+            return false  // a damaged item: the fresh read that follows reports it as before
+        }
+        guard holds(bytes) else { return false }
+        self.identity = identity
+        self.bytes = bytes
+        settled = identity.isSettled(readStart: start)
+        keepable = true
+        return true
+    }
+
     /// Whether the collection holds exactly the items of `bytes` (nil: no file, an empty collection).
     private func holds(_ bytes: [UInt8]?) -> Bool {
         guard let collection = kr_file_backend_collection(backend) else { return false }
@@ -229,16 +258,16 @@ final class FileKeyringCache: @unchecked Sendable {
     private let lock = CallLock()
     private var kept: FileKeyringSnapshot?
 
-    /// Runs `body` on the kept snapshot when the file is provably unchanged, else on a fresh read
-    /// (kept for later when libsecret read the same bytes). A failure drops it: the collection may
-    /// hold an unwritten edit, or the file an error that must show again next time.
+    /// Runs `body` on the kept snapshot when the file is provably unchanged, else on the file loaded
+    /// into it again with its key (the same salt and iteration count), else on a fresh read. A failure
+    /// drops it: the collection may hold an unwritten edit, or the file an error that must show again.
     func with<T>(
         path: String, until deadline: CallDeadline, cancellation: Cancellation,
         _ body: (FileKeyringSnapshot) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         try lock.with(deadline, cancellation: cancellation) { () throws(KeyringError) -> T in
             let snapshot: FileKeyringSnapshot
-            if let kept, kept.isCurrent(path: path) {
+            if let kept, kept.isCurrent(path: path) || kept.reload(path: path, cancellable: cancellation.pointer) {
                 snapshot = kept
             } else {
                 kept = nil
@@ -246,7 +275,7 @@ final class FileKeyringCache: @unchecked Sendable {
             }
             do throws(KeyringError) {
                 let result = try body(snapshot)
-                kept = snapshot.keepable ? snapshot : nil
+                kept = snapshot  // even when not `keepable`: its key can load the file again
                 return result
             } catch {
                 kept = nil
