@@ -190,7 +190,8 @@ final class FileKeyringSnapshot: @unchecked Sendable {
                     created: UInt64(secret_retrievable_get_created(item)), modified: UInt64(secret_retrievable_get_modified(item))))
             node = current.pointee.next
         }
-        return result.sorted { ItemOrder.standard.precedes($0.keyringItem, $1.keyringItem) }
+        // Each item's KeyringItem once (its name is a digest), not once per comparison.
+        return result.map { ($0, $0.keyringItem) }.sorted { ItemOrder.standard.precedes($0.1, $1.1) }.map(\.0)
     }
 
     /// The file's identity and bytes, checked (libsecret 0.20 aborts on some truncated files); nil
