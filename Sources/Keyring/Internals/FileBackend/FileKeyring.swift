@@ -41,7 +41,8 @@ struct FileItem {
 ///
 /// The snapshot is this process's own, not libsecret's per-process backend: that one reads the file
 /// once, so it would miss other processes' items and, when it writes, drop them. `FileKeyringCache`
-/// keeps it only while the file is provably unchanged and reads again otherwise.
+/// keeps it only while the file is provably unchanged; after another process's write it loads the
+/// file again (with the key derived before when the salt and iteration count are the same).
 ///
 /// One change, one write: `store` and the removals edit the backend's collection in memory, and
 /// `run` writes the file once when the body returns (GLib writes a temporary file beside it and
