@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Keyring
+import Synchronization
 import TestSupport
 import Testing
 
@@ -141,7 +141,7 @@ struct FileFreshnessTests {
         }
     }
 
-    @Test("a file made anew (another salt, the same password) or with another key, renamed over a warm reader's: the new value, or wrongKey")
+    @Test("a file made anew (another salt, same password) or with another key, renamed over a warm reader's: the new value, or wrongKey")
     func otherSaltOrKey() throws {
         try withSandbox { sandbox in
             let id = uniqueName("salt")

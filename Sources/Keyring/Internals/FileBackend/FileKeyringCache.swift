@@ -134,7 +134,9 @@ final class FileKeyringSnapshot: @unchecked Sendable {
     /// derived again. False when it cannot (another salt, no file, an unreadable or damaged one, a
     /// libsecret laid out otherwise, a change during the load): then a fresh read, with its typed errors.
     func reload(path: String, cancellable: UnsafeMutablePointer<GCancellable>) -> Bool {
-        guard path == self.path, Self.passwordDigest() == password, let collection = kr_file_backend_collection(backend) else { return false }
+        guard path == self.path, Self.passwordDigest() == password, let collection = kr_file_backend_collection(backend) else {
+            return false
+        }
         let start = FileIdentity.now()
         guard let (identity, bytes) = Self.contents(path: path), kr_keyring_file_check(bytes, gsize(bytes.count)) == KR_FILE_OK,
             let etag = kr_file_etag(path)

@@ -40,7 +40,9 @@ func writeElsewhere(_ name: String, _ value: String) {
 }
 
 let args = Array(CommandLine.arguments.dropFirst())
-guard args.count == 3, let n = Int(args[1]) else { fail("usage: keyring-bench read|write|warm-id|first-id|cold|file-read|file-write|file-fresh N NAME") }
+guard args.count == 3, let n = Int(args[1]) else {
+    fail("usage: keyring-bench read|write|warm-id|first-id|cold|file-read|file-write|file-fresh N NAME")
+}
 let name = args[2]
 // The file-* modes name the backend explicitly rather than relying on SECRET_BACKEND, so they
 // measure the file backend even if the environment says otherwise.
