@@ -238,7 +238,10 @@ struct kr_file_collection_layout {
 /// count are the collection's, so the key is the one libsecret would derive again. FALSE, with
 /// nothing changed, otherwise or when this libsecret's collection is laid out otherwise (its type,
 /// instance size and field types checked first).
-static inline gboolean kr_file_collection_reload(GObject *collection, const guint8 *data, gsize length, const char *etag) {
+/// `modified_seconds` is the file's mtime in seconds: libsecret 0.21 compares it before each call and
+/// would otherwise read the file (and derive the key) again itself.
+static inline gboolean kr_file_collection_reload(GObject *collection, const guint8 *data, gsize length, const char *etag,
+                                                 guint64 modified_seconds) {
     GType (*get_type)(void) = (GType (*)(void))dlsym(RTLD_DEFAULT, "secret_file_collection_get_type");
     if (!get_type || !etag || length < 18 || !G_TYPE_CHECK_INSTANCE_TYPE(collection, get_type())) return FALSE;
     GTypeQuery query;
@@ -274,6 +277,8 @@ static inline gboolean kr_file_collection_reload(GObject *collection, const guin
         fields->usage_count = GUINT32_FROM_LE(usage);
         g_free(fields->etag);
         fields->etag = g_strdup(etag);
+        // 0.21's `guint64 file_last_modified`, right after `items` (the instance size says it is there).
+        if (query.instance_size == size + sizeof(guint64)) *(guint64 *)((guint8 *)collection + size) = modified_seconds;
     }
     g_variant_unref(variant);
     return same_key;

@@ -146,7 +146,8 @@ final class FileKeyringSnapshot: @unchecked Sendable {
         var info = stat()
         guard stat(path, &info) == 0, FileIdentity(info) == identity else { return false }
         keepable = false
-        guard kr_file_collection_reload(collection, bytes, gsize(bytes.count), etag) != 0 else { return false }
+        let seconds = guint64(clamping: identity.modified >= 0 ? identity.modified / 1_000_000_000 : 0)
+        guard kr_file_collection_reload(collection, bytes, gsize(bytes.count), etag, seconds) != 0 else { return false }
         do throws(KeyringError) {
             items = try decrypt(cancellable: cancellable)
         } catch {
