@@ -169,6 +169,29 @@ struct FileFreshnessTests {
         }
     }
 
+    @Test("a file another process is creating under the file lock (GLib writes a new file in place) reads once that change is done")
+    func fileBeingCreated() throws {
+        try withSandbox { sandbox in
+            let id = uniqueName("create")
+            let made = try FileKeyringSandbox(password: sandbox.password)
+            defer { made.remove() }
+            let stored = try made.secretTool(["store", "--label", id, "service", id, "username", ""], stdin: Data("made".utf8))
+            try #require(stored.status == 0, "\(stored.stderr)")
+            let path = sandbox.keyringPath
+            let ready = sandbox.root.appendingPathComponent("ready").path
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            // Holds the lock while the file is empty, as a first change does between GLib's create and its write.
+            let writer = try ChildProcess(
+                "/usr/bin/flock",
+                [path + ".lock", "/bin/sh", "-c", ": > \"$0\"; : > \"$1\"; sleep 1; cat \"$2\" > \"$0\"", path, ready, made.keyringPath]
+                    .map { Array($0.utf8) }, environment: sandbox.environment())
+            while access(ready, F_OK) != 0 { usleep(10_000) }
+            let store = try SecretStore(identifier: id, keyring: keyring)
+            #expect(try store.object(forKey: .valueData) == "made", "a file being created read as damaged")
+            #expect(try writer.wait().status == 0)
+        }
+    }
+
     @Test("threads of one process share the snapshot: every one reads its own latest value")
     func threads() throws {
         try withSandbox { _ in

@@ -101,12 +101,31 @@ struct FileKeyring: ~Copyable {
                     return result
                 }
             }
-            if exclusive {
-                return try FileKeyringLock.with(keyringPath: path, until: deadline, isCancelled: { cancellation.isCancelled }) {
-                    () throws(KeyringError) in try operate()
+            func locked(_ reached: inout Bool) throws(KeyringError) -> T {
+                try FileKeyringLock.with(keyringPath: path, until: deadline, isCancelled: { cancellation.isCancelled }) {
+                    () throws(KeyringError) in
+                    reached = true
+                    return try operate()
                 }
             }
-            return try operate()
+            var reached = false
+            if exclusive { return try locked(&reached) }
+            do throws(KeyringError) {
+                return try operate()
+            } catch {
+                // GLib writes a new keyring file in place (it replaces by rename only a file that exists), so a
+                // read without the lock can see one that another process's first change is still writing:
+                // read again once that change is done. A file still damaged then, or no lock to take, is damaged.
+                guard case .keyringFileDamaged = error else { throw error }
+                do throws(KeyringError) {
+                    return try locked(&reached)
+                } catch let retried {
+                    switch retried {
+                    case .cancelled, .timedOut: throw retried
+                    default: throw reached ? retried : error
+                    }
+                }
+            }
         }
     }
 
