@@ -401,6 +401,115 @@ static inline gboolean kr_file_collection_write(GObject *collection, GCancellabl
 }
 
 static inline void kr_object_list_free(GList *list) { g_list_free_full(list, g_object_unref); }
+
+/// SecretFileCollection's fields in libsecret 0.20 (0.21 adds a guint64 after them).
+struct kr_file_collection_layout {
+    GObject parent;
+    GFile *file;
+    gchar *etag;
+    SecretValue *password;
+    GBytes *salt;
+    guint32 iteration_count;
+    GDateTime *modified;
+    guint64 usage_count;
+    GBytes *key;
+    GVariant *items;
+};
+
+/// Loads the keyring file `data` (checked by kr_keyring_file_check), whose etag GLib gives as `etag`,
+/// into `collection` in place, keeping the key it derived: only when the file's salt and iteration
+/// count are the collection's, so the key is the one libsecret would derive again. FALSE, with
+/// nothing changed, otherwise or when this libsecret's collection is laid out otherwise (its type,
+/// instance size and field types checked first).
+/// `modified_seconds` is the file's mtime in seconds: libsecret 0.21 compares it before each call and
+/// would otherwise read the file (and derive the key) again itself.
+static inline gboolean kr_file_collection_reload(GObject *collection, const guint8 *data, gsize length, const char *etag,
+                                                 guint64 modified_seconds) {
+    GType (*get_type)(void) = (GType (*)(void))dlsym(RTLD_DEFAULT, "secret_file_collection_get_type");
+    if (!get_type || !etag || length < 18 || !G_TYPE_CHECK_INSTANCE_TYPE(collection, get_type())) return FALSE;
+    GTypeQuery query;
+    g_type_query(get_type(), &query);
+    gsize size = sizeof(struct kr_file_collection_layout);
+    if (query.instance_size != size && query.instance_size != size + sizeof(guint64)) return FALSE;
+    struct kr_file_collection_layout *fields = (struct kr_file_collection_layout *)collection;
+    if (!fields->file || !G_IS_FILE(fields->file) || !fields->salt || !fields->key || !fields->items || !fields->modified
+        || g_bytes_get_size(fields->key) != 16 || !g_variant_is_of_type(fields->items, G_VARIANT_TYPE("a(a{say}ay)")))
+        return FALSE;
+    GBytes *bytes = g_bytes_new(data + 18, length - 18);
+    GVariant *variant = g_variant_new_from_bytes(G_VARIANT_TYPE("(uayutua(a{say}ay))"), bytes, FALSE);
+    g_bytes_unref(bytes);
+    g_variant_ref_sink(variant);
+    guint32 iterations = 0, usage = 0;
+    guint64 modified = 0;
+    g_variant_get_child(variant, 2, "u", &iterations);
+    g_variant_get_child(variant, 3, "t", &modified);
+    g_variant_get_child(variant, 4, "u", &usage);
+    GVariant *salt = g_variant_get_child_value(variant, 1);
+    gsize salt_size = 0;
+    const guint8 *salt_data = g_variant_get_fixed_array(salt, &salt_size, 1);
+    gsize held_size = 0;
+    const guint8 *held = g_bytes_get_data(fields->salt, &held_size);
+    gboolean same_key = GUINT32_FROM_LE(iterations) == fields->iteration_count && salt_size == held_size
+                        && (salt_size == 0 || memcmp(salt_data, held, salt_size) == 0);
+    g_variant_unref(salt);
+    if (same_key) {
+        g_variant_unref(fields->items);
+        fields->items = g_variant_get_child_value(variant, 5);
+        g_date_time_unref(fields->modified);
+        fields->modified = g_date_time_new_from_unix_utc((gint64)GUINT64_FROM_LE(modified));  // kr_keyring_file_check bounds it
+        fields->usage_count = GUINT32_FROM_LE(usage);
+        g_free(fields->etag);
+        fields->etag = g_strdup(etag);
+        // 0.21's `guint64 file_last_modified`, right after `items` (the instance size says it is there).
+        if (query.instance_size == size + sizeof(guint64)) *(guint64 *)((guint8 *)collection + size) = modified_seconds;
+    }
+    g_variant_unref(variant);
+    return same_key;
+}
+
+/// GLib's etag for the file at `path` (what libsecret checks before writing over it); free with g_free.
+static inline gchar *kr_file_etag(const char *path) {
+    GFile *file = g_file_new_for_path(path);
+    GFileInfo *info = g_file_query_info(file, G_FILE_ATTRIBUTE_ETAG_VALUE, G_FILE_QUERY_INFO_NONE, NULL, NULL);
+    g_object_unref(file);
+    if (!info) return NULL;
+    gchar *etag = g_strdup(g_file_info_get_etag(info));
+    g_object_unref(info);
+    return etag;
+}
+
+
+/// Whether `collection` holds exactly the items of the keyring file `data` (checked first with
+/// kr_keyring_file_check), in the same order: each encrypted item carries a random IV and a MAC, so
+/// equal items mean libsecret's view is that file. FALSE when this libsecret lacks the search.
+static inline gboolean kr_file_collection_holds(GObject *collection, const guint8 *data, gsize length) {
+    GList *(*search)(GObject *, GHashTable *) = (GList * (*)(GObject *, GHashTable *))dlsym(RTLD_DEFAULT, "secret_file_collection_search");
+    if (!search || length < 18) return FALSE;
+    GBytes *bytes = g_bytes_new(data + 18, length - 18);
+    GVariant *variant = g_variant_new_from_bytes(G_VARIANT_TYPE("(uayutua(a{say}ay))"), bytes, FALSE);
+    g_bytes_unref(bytes);
+    g_variant_ref_sink(variant);
+    GVariant *items = g_variant_get_child_value(variant, 5);
+    GHashTable *every = kr_string_table_new();
+    GList *held = search(collection, every);  // an empty table matches every item
+    g_hash_table_unref(every);
+    gsize count = g_variant_n_children(items), index = 0;
+    gboolean same = TRUE;
+    for (GList *node = held; node && same; node = node->next, index++) {
+        if (index >= count) { same = FALSE; break; }
+        GVariant *item = g_variant_get_child_value(items, index);
+        // Byte for byte (both in normal form, the file checked): g_variant_equal prints untrusted values as text.
+        gsize size = g_variant_get_size(item);
+        same = size == g_variant_get_size(node->data) && memcmp(g_variant_get_data(item), g_variant_get_data(node->data), size) == 0;
+        g_variant_unref(item);
+    }
+    if (index != count) same = FALSE;
+    g_list_free_full(held, (GDestroyNotify)g_variant_unref);
+    g_variant_unref(items);
+    g_variant_unref(variant);
+    return same;
+}
+
 static inline SecretRetrievable *kr_list_retrievable(GList *node) { return SECRET_RETRIEVABLE(node->data); }
 
 /// What kr_keyring_file_check found.

@@ -10,6 +10,9 @@
  * Modes:
  *   reference lookup N ATTR VAL [ATTR VAL...]   1 first + N warm secret_password_lookupv_sync
  *   reference store N ATTR VAL [ATTR VAL...]    1 first + N warm secret_password_storev_sync (same item, new value)
+ *   reference lookup-fresh N SERVICE            1 first + N lookupv_sync of service=SERVICE username='', each right after
+ *                                               another process (secret-tool store) wrote a new value; only the lookup is
+ *                                               timed; "# stale K" counts the lookups that did not return that value
  *   reference store-new N PREFIX                1 first + N stores of a NEW item each (service=PREFIX-i)
  *   reference populate FROM TO                  create unrelated items unrelated-FROM..TO-1 in the default
  *                                               (login) collection, timed in total
@@ -98,6 +101,35 @@ static int mode_store(int n, int argc, char **argv) {
         if (error || !ok) die("store", error);
         printf("sample %s %lld\n", i == 0 ? "first" : "warm", t1 - t0);
     }
+    secret_schema_unref(schema);
+    g_hash_table_unref(attributes);
+    return 0;
+}
+
+static int mode_lookup_fresh(int n, const char *service) {
+    GHashTable *attributes = g_hash_table_new(g_str_hash, g_str_equal);
+    g_hash_table_insert(attributes, "service", (gpointer)service);
+    g_hash_table_insert(attributes, "username", "");
+    SecretSchema *schema = schema_for(attributes);
+    int stale = 0;
+    for (int i = 0; i <= n; i++) {
+        char value[64], command[256];
+        snprintf(value, sizeof value, "fresh-ref-%d-%lld", i, now_ns());
+        snprintf(command, sizeof command, "secret-tool store --label %s service %s username ''", service, service);
+        FILE *pipe = popen(command, "w");
+        if (!pipe) { fprintf(stderr, "reference: cannot start secret-tool\n"); return 1; }
+        fputs(value, pipe);
+        if (pclose(pipe) != 0) { fprintf(stderr, "reference: secret-tool store failed\n"); return 1; }
+        GError *error = NULL;
+        long long t0 = now_ns();
+        gchar *read = secret_password_lookupv_sync(schema, attributes, NULL, &error);
+        long long t1 = now_ns();
+        if (error) die("lookup", error);
+        if (!read || strcmp(read, value) != 0) stale++;
+        if (read) secret_password_free(read);
+        printf("sample %s %lld\n", i == 0 ? "first" : "warm", t1 - t0);
+    }
+    printf("# stale %d of %d\n", stale, n + 1);
     secret_schema_unref(schema);
     g_hash_table_unref(attributes);
     return 0;
@@ -376,6 +408,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "noop")) return 0;
     if (!strcmp(mode, "lookup") && argc >= 5) return mode_lookup(atoi(argv[2]), argc - 3, argv + 3);
     if (!strcmp(mode, "store") && argc >= 5) return mode_store(atoi(argv[2]), argc - 3, argv + 3);
+    if (!strcmp(mode, "lookup-fresh") && argc == 4) return mode_lookup_fresh(atoi(argv[2]), argv[3]);
     if (!strcmp(mode, "store-new") && argc == 4) return mode_store_new(atoi(argv[2]), argv[3]);
     if (!strcmp(mode, "populate") && argc == 4) return mode_populate(atoi(argv[2]), atoi(argv[3]), SECRET_COLLECTION_DEFAULT);
     if (!strcmp(mode, "populate-session") && argc == 4) return mode_populate(atoi(argv[2]), atoi(argv[3]), SECRET_COLLECTION_SESSION);

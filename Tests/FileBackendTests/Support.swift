@@ -40,8 +40,8 @@ struct FileKeyringSandbox {
         return environment
     }
 
-    /// Points this process's libsecret at this keyring file (the file backend reads the variables
-    /// at every operation, since `Keyring` opens a fresh backend each time).
+    /// Points this process's libsecret at this keyring file (`Keyring` reads the variables at every
+    /// operation: its kept snapshot of the file serves only the same path and password).
     func activate(password: String? = nil) {
         setenv("SECRET_FILE_TEST_PATH", keyringPath, 1)
         setenv("SECRET_FILE_TEST_PASSWORD", password ?? self.password, 1)

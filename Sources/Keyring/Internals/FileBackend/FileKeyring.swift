@@ -35,23 +35,28 @@ struct FileItem {
     }
 }
 
-/// One public operation on libsecret's file backend: a fresh backend instance that read the file
-/// at the start (under the file lock for changes), the operation's cancellable, and the file's path.
+/// One public operation on libsecret's file backend: the file's snapshot (libsecret's backend that
+/// read it, its key and items; under the file lock for changes), the operation's cancellable, and
+/// the file's path.
 ///
-/// A fresh instance per operation, not libsecret's per-process one: that one reads the file once, so
-/// it would miss other processes' items and, when it writes, drop them.
+/// The snapshot is this process's own, not libsecret's per-process backend: that one reads the file
+/// once, so it would miss other processes' items and, when it writes, drop them. `FileKeyringCache`
+/// keeps it only while the file is provably unchanged; after another process's write it loads the
+/// file again (with the key derived before when the salt and iteration count are the same).
 ///
 /// One change, one write: `store` and the removals edit the backend's collection in memory, and
 /// `run` writes the file once when the body returns (GLib writes a temporary file beside it and
 /// renames it over). A process killed mid-change leaves the file as it was or as the whole change left it.
 struct FileKeyring: ~Copyable {
-    let backend: OpaquePointer
+    let snapshot: FileKeyringSnapshot
     let cancellable: UnsafeMutablePointer<GCancellable>
     let path: String
-    /// The file's bytes when this operation read it (nil: there was none), to put back after a failed write.
+    /// The file's bytes when this operation began (nil: there was none), to put back after a failed write.
     let original: [UInt8]?
     /// The change made so far, not yet written.
     let pending = PendingChange()
+
+    var backend: OpaquePointer { snapshot.backend }
 
     /// Whether the collection in memory differs from the file. A class: a borrowed `FileKeyring` is read-only.
     final class PendingChange {
@@ -77,7 +82,7 @@ struct FileKeyring: ~Copyable {
         return "file:" + Digest.sha256Hex(Array(canonical.utf8)).prefix(32)
     }
 
-    /// Runs `body` on a freshly read file keyring within `timeout`; an enclosing `OperationCancellation`
+    /// Runs `body` on the file keyring as it is now, within `timeout`; an enclosing `OperationCancellation`
     /// cancels it. With `exclusive`, the whole operation holds the file lock, so a read-modify-write
     /// never loses another process's change.
     static func run<T>(
@@ -88,58 +93,40 @@ struct FileKeyring: ~Copyable {
         return try Deadline.run(until: deadline) {
             cancellation throws(KeyringError) -> T in
             func operate() throws(KeyringError) -> T {
-                let (backend, original) = try open(path: path, cancellable: cancellation.pointer)
-                defer { g_object_unref(UnsafeMutableRawPointer(backend)) }
-                let keyring = FileKeyring(backend: backend, cancellable: cancellation.pointer, path: path, original: original)
-                _ = try keyring.items()  // every item's MAC checked: a wrong key never reads as empty
-                let result = try body(keyring)
-                try keyring.writeChange()
-                return result
-            }
-            if exclusive {
-                return try FileKeyringLock.with(keyringPath: path, until: deadline, isCancelled: { cancellation.isCancelled }) {
-                    () throws(KeyringError) in try operate()
+                try FileKeyringCache.shared.with(path: path, until: deadline, cancellation: cancellation) {
+                    snapshot throws(KeyringError) -> T in
+                    let keyring = FileKeyring(snapshot: snapshot, cancellable: cancellation.pointer, path: path, original: snapshot.bytes)
+                    let result = try body(keyring)
+                    try keyring.writeChange()
+                    return result
                 }
             }
-            return try operate()
-        }
-    }
-
-    /// Checks the file's structure (libsecret 0.20 aborts on some truncated files), then has
-    /// libsecret read it and derive its key.
-    private static func open(
-        path: String, cancellable: UnsafeMutablePointer<GCancellable>
-    ) throws(KeyringError) -> (OpaquePointer, [UInt8]?) {
-        var original: [UInt8]? = nil
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
-            defer { close(fd) }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let count = read(fd, &chunk, chunk.count)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw .keyringFileUnavailable(path: path, detail: String(cString: strerror(errno)))
+            func locked(_ reached: inout Bool) throws(KeyringError) -> T {
+                try FileKeyringLock.with(keyringPath: path, until: deadline, isCancelled: { cancellation.isCancelled }) {
+                    () throws(KeyringError) in
+                    reached = true
+                    return try operate()
                 }
-                if count == 0 { break }
-                bytes.append(contentsOf: chunk[0..<count])
             }
-            // A process killed mid-change leaves the copy it saved first: point the user at it.
-            let saved = access(path + ".before-change", F_OK) == 0 ? "; the copy saved before the last change is \(path).before-change" : ""
-            switch kr_keyring_file_check(bytes, gsize(bytes.count)) {
-            case KR_FILE_OK: break
-            case KR_FILE_BAD_HEADER: throw .keyringFileDamaged(path: path, detail: "it is not a libsecret keyring file" + saved)
-            case KR_FILE_BAD_VERSION: throw .keyringFileDamaged(path: path, detail: "its format version is not 1.0" + saved)
-            default: throw .keyringFileDamaged(path: path, detail: "it is truncated or its structure is damaged" + saved)
+            var reached = false
+            if exclusive { return try locked(&reached) }
+            do throws(KeyringError) {
+                return try operate()
+            } catch {
+                // GLib writes a new keyring file in place (it replaces by rename only a file that exists), so a
+                // read without the lock can see one that another process's first change is still writing:
+                // read again once that change is done. A file still damaged then, or no lock to take, is damaged.
+                guard case .keyringFileDamaged = error else { throw error }
+                do throws(KeyringError) {
+                    return try locked(&reached)
+                } catch let retried {
+                    switch retried {
+                    case .cancelled, .timedOut: throw retried
+                    default: throw reached ? retried : error
+                    }
+                }
             }
-            original = bytes
-        } else if errno != ENOENT {
-            throw .keyringFileUnavailable(path: path, detail: String(cString: strerror(errno)))
         }
-        let backend = try throwingGError(.file(path: path)) { kr_file_backend_open(cancellable, $0) }
-        guard let backend else { throw .keyringFileUnavailable(path: path, detail: "libsecret opened no file backend") }
-        return (backend, original)
     }
 
     /// Runs a libsecret call that writes the file. GLib 2.74 under libsecret 0.20.5 (seen with strace)
@@ -151,10 +138,14 @@ struct FileKeyring: ~Copyable {
     /// A copy of the file is saved beside it first, and after a failure put back (a rename, which
     /// needs no space on a full disk) only when the file is no longer a whole keyring. When even
     /// the copy cannot be written, the change is refused before the keyring file is touched.
+    /// The copy is synced only when GLib will rewrite in place (a directory it cannot create files in):
+    /// otherwise the old file itself stays whole until a synced new one is renamed over it, so a
+    /// power loss cannot take both, and the copy only has to outlive a killed process (the page cache does).
     private func writing(_ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> gboolean) throws(KeyringError) {
         let saved = path + ".before-change"
         if let original {
-            if let failure = Self.writeSynced(original, to: saved) {
+            let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
+            if let failure = Self.writeSynced(original, to: saved, sync: access(directory, W_OK | X_OK) != 0) {
                 unlink(saved)
                 throw .keyringFileUnavailable(path: path, detail: failure)
             }
@@ -177,8 +168,8 @@ struct FileKeyring: ~Copyable {
         KillPoint.passed()
     }
 
-    /// Writes `bytes` to a new file at `target` and syncs it; the error text, or nil.
-    private static func writeSynced(_ bytes: [UInt8], to target: String) -> String? {
+    /// Writes `bytes` to a new file at `target`, synced when `sync`; the error text, or nil.
+    private static func writeSynced(_ bytes: [UInt8], to target: String, sync: Bool) -> String? {
         let fd = Glibc.open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
         defer { close(fd) }
@@ -191,7 +182,7 @@ struct FileKeyring: ~Copyable {
             }
             written += count
         }
-        return fsync(fd) == 0 ? nil : String(cString: strerror(errno))
+        return !sync || fsync(fd) == 0 ? nil : String(cString: strerror(errno))
     }
 
     /// Puts back what was read when the saved copy could not be renamed over a partial file.
@@ -228,32 +219,9 @@ struct FileKeyring: ~Copyable {
         }
     }
 
-    /// Every item in the file, decrypted, oldest first.
+    /// Every item, decrypted, oldest first: the snapshot's, or the collection's once this operation edited it.
     func items() throws(KeyringError) -> [FileItem] {
-        let table = kr_string_table_new()!
-        defer { g_hash_table_unref(table) }
-        let list = try throwingGError(.file(path: path)) { kr_file_backend_search(backend, table, cancellable, $0) }
-        defer { kr_object_list_free(list) }
-        var result: [FileItem] = []
-        var node = list
-        while let current = node {
-            let item = kr_list_retrievable(current)
-            let value = try throwingGError(.file(path: path)) { secret_retrievable_retrieve_secret_sync(item, cancellable, $0) }
-            defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
-            var length = 0
-            let bytes = value.flatMap { secret_value_get($0, &length) }
-            let attributes = secret_retrievable_get_attributes(item)
-            defer { if let attributes { g_hash_table_unref(attributes) } }
-            let label = secret_retrievable_get_label(item)
-            defer { g_free(label) }
-            result.append(
-                FileItem(
-                    attributes: ServiceCall.dictionary(attributes), label: label.map { String(cString: $0) } ?? "",
-                    secret: bytes.map { Data(bytes: $0, count: length) } ?? Data(),
-                    created: UInt64(secret_retrievable_get_created(item)), modified: UInt64(secret_retrievable_get_modified(item))))
-            node = current.pointee.next
-        }
-        return result.sorted { ItemOrder.standard.precedes($0.keyringItem, $1.keyringItem) }
+        pending.edited ? try snapshot.decrypt(cancellable: cancellable) : snapshot.items
     }
 
     /// The items whose attributes include `attributes`, oldest first.
@@ -276,6 +244,7 @@ struct FileKeyring: ~Copyable {
         let collection = try collection()
         pending.edited = false
         try writing { kr_file_collection_write(collection, cancellable, $0) }
+        try snapshot.wrote(cancellable: cancellable)
     }
 
     /// Stores under exactly `attributes`: the item with exactly these gets the new label and secret

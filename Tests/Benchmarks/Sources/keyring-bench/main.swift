@@ -10,6 +10,8 @@
 //   keyring-bench cold N PREFIX            first-run resolve() of a new app PREFIX-i each time (lock, generate, write keyring + backup)
 //   keyring-bench file-read N IDENTIFIER   read, on Keyring(backend: .file) (SECRET_FILE_TEST_PATH/_PASSWORD name the file and key)
 //   keyring-bench file-write N IDENTIFIER  write, on Keyring(backend: .file)
+//   keyring-bench file-fresh N IDENTIFIER  1 first + N reads, each right after another process (secret-tool store) wrote
+//                                          a new value; only the read is timed, and it must return that value
 import DeviceIdentity
 import Keyring
 #if canImport(Glibc)
@@ -30,8 +32,17 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
+/// Another process's write: secret-tool (libsecret's own client) stores `value` under the SecretStore item's attributes.
+func writeElsewhere(_ name: String, _ value: String) {
+    guard let pipe = popen("secret-tool store --label \(name) service \(name) username ''", "w") else { fail("cannot start secret-tool") }
+    fputs(value, pipe)
+    guard pclose(pipe) == 0 else { fail("secret-tool store failed") }
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
-guard args.count == 3, let n = Int(args[1]) else { fail("usage: keyring-bench read|write|warm-id|first-id|cold|file-read|file-write N NAME") }
+guard args.count == 3, let n = Int(args[1]) else {
+    fail("usage: keyring-bench read|write|warm-id|first-id|cold|file-read|file-write|file-fresh N NAME")
+}
 let name = args[2]
 // The file-* modes name the backend explicitly rather than relying on SECRET_BACKEND, so they
 // measure the file backend even if the environment says otherwise.
@@ -56,6 +67,17 @@ do {
             let t0 = now()
             try store.setObject(value, forKey: .valueData)
             let t1 = now()
+            sample(i == 0 ? "first" : "warm", t1 - t0)
+        }
+    case "file-fresh":
+        let store = try SecretStore(identifier: name, keyring: keyring())
+        for i in 0...n {
+            let value = "fresh-\(i)-\(now())"
+            writeElsewhere(name, value)
+            let t0 = now()
+            let read = try store.object(forKey: .valueData)
+            let t1 = now()
+            guard read == value else { fail("read a stale value after another process's write") }
             sample(i == 0 ? "first" : "warm", t1 - t0)
         }
     case "warm-id":
