@@ -1,0 +1,309 @@
+// One run: the temporary root, the private bus, the provider, the command, and the cleanup.
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a run stopped before the command ran, with its exit status.
+struct SandboxFailure: Error {
+    var status: Int32
+    var message: String
+}
+
+/// A program the sandbox needs and the Debian package that has it.
+private struct Requirement {
+    var program: String
+    var package: String
+}
+
+/// The variables never passed on: the user's session (bus, keyring agent, display), libsecret's
+/// test switches, and the project's own harness (scripts/with-keyring), when runs are nested.
+private let removedVariables = [
+    "DBUS_SESSION_BUS_ADDRESS", "DBUS_STARTER_ADDRESS", "DBUS_STARTER_BUS_TYPE", "DISPLAY", "WAYLAND_DISPLAY",
+    "GNOME_KEYRING_CONTROL", "SSH_AUTH_SOCK", "GNOME_KEYRING_TEST_PROMPTER", "SECRET_BACKEND", "SECRET_FILE_TEST_PATH",
+    "SECRET_FILE_TEST_PASSWORD", "WITH_KEYRING_ROOT", "WITH_KEYRING_PASSWORD", "WITH_KEYRING_PROMPTER", "KEYRING_CLIENT_G_DEBUG",
+    "KEYRING_PROVIDER", "KEYRING_SANDBOX_ROOT", "KEYRING_SANDBOX_PROVIDER",
+]
+
+/// A throwaway keyring session: created by `run`, gone when it returns (unless `keep`).
+final class Sandbox {
+    private let options: Options
+    private let outer: [String: String]
+    private var root = ""
+    private var environment: [String: String] = [:]
+    private var busPID: pid_t = 0
+    private var providerPID: pid_t = 0
+    /// A forwarded signal that arrived before the command started: the run stops with 128 + it.
+    private var interrupted: Int32?
+
+    init(options: Options, environment: [String: String]) {
+        self.options = options
+        self.outer = environment
+    }
+
+    /// Sets up, runs the command, tears down; returns the exit status.
+    func run() -> Int32 {
+        var status: Int32
+        do throws(SandboxFailure) {
+            try checkPrograms()
+            try makeRoot()
+            try startBus()
+            try startProvider()
+            if let interrupted { throw SandboxFailure(status: 128 + interrupted, message: "interrupted by signal \(interrupted)") }
+            status = runCommand()
+        } catch {
+            report(error.message)
+            status = error.status
+        }
+        tearDown()
+        return status
+    }
+
+    // MARK: Setup
+
+    private func checkPrograms() throws(SandboxFailure) {
+        var needed = [Requirement(program: "dbus-daemon", package: "dbus-daemon"), Requirement(program: "dbus-send", package: "dbus-bin")]
+        switch options.provider {
+        case .gnomeKeyring: needed.append(Requirement(program: "gnome-keyring-daemon", package: "gnome-keyring"))
+        case .kwallet, .keepassxc:
+            throw SandboxFailure(
+                status: 64, message: "--provider \(options.provider.rawValue) is not supported yet; use --provider gnome-keyring")
+        }
+        let path = outer["PATH"] ?? "/usr/bin:/bin"
+        let missing = needed.filter { lookUp($0.program, in: path) == nil }
+        guard missing.isEmpty else {
+            let programs = missing.map(\.program).joined(separator: ", ")
+            let packages = Set(missing.map(\.package)).sorted().joined(separator: " ")
+            throw SandboxFailure(
+                status: 69,
+                message: "\(programs) not found in PATH; install the Debian packages: sudo apt-get install \(packages)"
+                    + " (and libsecret-tools for secret-tool)")
+        }
+    }
+
+    private func makeRoot() throws(SandboxFailure) {
+        let base = outer["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/keyring-sandbox.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw SandboxFailure(status: 73, message: "cannot create a directory in \(base): \(String(cString: strerror(errno)))")
+        }
+        root = String(cString: made)
+        chmod(root, 0o700)  // mkdtemp's mode already; said for the reader
+        let home = root + "/home"
+        let dirs = [
+            "HOME": home, "XDG_RUNTIME_DIR": root + "/run", "XDG_DATA_HOME": home + "/.local/share",
+            "XDG_CONFIG_HOME": home + "/.config", "XDG_CACHE_HOME": home + "/.cache", "XDG_STATE_HOME": home + "/.local/state",
+        ]
+        var environment = outer
+        for name in removedVariables { environment[name] = nil }
+        for (name, dir) in dirs { environment[name] = dir }
+        environment["KEYRING_SANDBOX_ROOT"] = root
+        environment["KEYRING_SANDBOX_PROVIDER"] = options.provider.rawValue
+        // The daemons never get the caller's G_DEBUG (fatal-criticals is for the code under
+        // test: a critical inside a daemon would fail the app's test for a daemon bug).
+        environment["G_DEBUG"] = nil
+        self.environment = environment
+        do {
+            for dir in dirs.values.sorted() + [root + "/bus/services", root + "/logs"] {
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            }
+        } catch {
+            throw SandboxFailure(status: 73, message: "cannot create the sandbox's directories: \(error)")
+        }
+        chmod(home, 0o700)
+        chmod(root + "/run", 0o700)
+    }
+
+    /// A dbus-daemon with one service directory, the sandbox's own (empty for gnome-keyring, which
+    /// the sandbox starts itself): nothing of the system's can be activated, so no portal or
+    /// desktop keyring can take org.freedesktop.secrets.
+    private func startBus() throws(SandboxFailure) {
+        let socket = root + "/bus/socket"
+        // sun_path holds 108 bytes; a long TMPDIR falls back to an abstract socket.
+        let listen = socket.utf8.count < 100 ? "unix:path=\(socket)" : "unix:tmpdir=/tmp"
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <keep_umask/>
+              <listen>\(listen)</listen>
+              <auth>EXTERNAL</auth>
+              <servicedir>\(root)/bus/services</servicedir>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+              <limit name="max_incoming_bytes">1000000000</limit>
+              <limit name="max_outgoing_bytes">1000000000</limit>
+              <limit name="max_message_size">1000000000</limit>
+              <limit name="service_start_timeout">120000</limit>
+              <limit name="max_completed_connections">100000</limit>
+              <limit name="max_connections_per_user">100000</limit>
+            </busconfig>
+            """
+        let configPath = root + "/bus/session.conf"
+        do { try config.write(toFile: configPath, atomically: true, encoding: .utf8) } catch {
+            throw SandboxFailure(status: 73, message: "cannot write \(configPath): \(error)")
+        }
+        var pipeFDs: [Int32] = [-1, -1]
+        guard makePipe(&pipeFDs) else { throw SandboxFailure(status: 71, message: "pipe failed") }
+        defer { close(pipeFDs[0]) }
+        let log = openLog("dbus-daemon.log")
+        defer { close(log) }
+        do {
+            busPID = try spawn(
+                lookUp("dbus-daemon", in: outer["PATH"] ?? "")!, ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
+                environment: environment, io: ChildIO(stdout: pipeFDs[1], stderr: log), newGroup: true)
+        } catch {
+            close(pipeFDs[1])
+            throw SandboxFailure(status: 71, message: "cannot start dbus-daemon: \(String(cString: strerror(error.code)))")
+        }
+        close(pipeFDs[1])
+        guard let address = readLine(pipeFDs[0], milliseconds: 30_000), !address.isEmpty else {
+            throw SandboxFailure(status: 70, message: "dbus-daemon did not start: \(logText("dbus-daemon.log"))")
+        }
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+    }
+
+    private func startProvider() throws(SandboxFailure) {
+        // gnome-keyring-daemon --unlock reads the login keyring's password from stdin (no newline:
+        // it would be part of the password) and creates the keyring unlocked; --foreground keeps
+        // it this process's child, so its pid is known and it is reaped.
+        var pipeFDs: [Int32] = [-1, -1]
+        guard makePipe(&pipeFDs) else { throw SandboxFailure(status: 71, message: "pipe failed") }
+        let log = openLog("gnome-keyring.log")
+        defer { close(log) }
+        do {
+            providerPID = try spawn(
+                lookUp("gnome-keyring-daemon", in: outer["PATH"] ?? "")!, ["--foreground", "--unlock", "--components=secrets"],
+                environment: environment, io: ChildIO(stdin: pipeFDs[0], stdout: log, stderr: log), newGroup: true)
+        } catch {
+            close(pipeFDs[0])
+            close(pipeFDs[1])
+            throw SandboxFailure(status: 71, message: "cannot start gnome-keyring-daemon: \(String(cString: strerror(error.code)))")
+        }
+        close(pipeFDs[0])
+        writeAll(pipeFDs[1], Array(Self.password().utf8))
+        close(pipeFDs[1])
+        try waitForSecretService(log: "gnome-keyring.log")
+    }
+
+    /// Polls until org.freedesktop.secrets answers a Ping (the bus activates nothing, so only the
+    /// started provider can), for up to 30 s; a signal or the provider's exit ends the wait.
+    private func waitForSecretService(log: String) throws(SandboxFailure) {
+        let dbusSend = lookUp("dbus-send", in: outer["PATH"] ?? "")!
+        for _ in 0..<600 {
+            if let status = reapIfEnded(providerPID) {
+                providerPID = 0
+                throw SandboxFailure(status: 70, message: "the provider exited with status \(status): \(logText(log))")
+            }
+            let ping = try? spawn(
+                dbusSend,
+                ["--session", "--print-reply", "--reply-timeout=2000", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                 "org.freedesktop.DBus.Peer.Ping"],
+                environment: environment, io: ChildIO(stdout: devNull, stderr: devNull), newGroup: true)
+            if let ping {
+                var status: Int32 = 0
+                while waitpid(ping, &status, 0) < 0 && errno == EINTR {}
+                if exitStatus(status) == 0 { return }
+            }
+            if let signal = pause(milliseconds: 50) {
+                interrupted = signal
+                return
+            }
+        }
+        throw SandboxFailure(status: 70, message: "the provider did not take org.freedesktop.secrets within 30 s: \(logText(log))")
+    }
+
+    private static func password() -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            _ = read(fd, &bytes, bytes.count)
+            close(fd)
+        }
+        return "throwaway-" + bytes.map { String($0, radix: 16) }.joined()
+    }
+
+    // MARK: The command
+
+    /// Runs the command in this process's group (a terminal's Ctrl-C reaches it directly) and
+    /// forwards the signals this process gets, until it ends.
+    private func runCommand() -> Int32 {
+        var commandEnvironment = environment
+        if let debug = outer["G_DEBUG"] { commandEnvironment["G_DEBUG"] = debug }
+        let pid: pid_t
+        do {
+            pid = try spawn(options.command[0], Array(options.command.dropFirst()), environment: commandEnvironment, newGroup: false, search: true)
+        } catch {
+            report("cannot run \(options.command[0]): \(String(cString: strerror(error.code)))")
+            return error.code == ENOENT ? 127 : 126
+        }
+        var set = waitedSignals()
+        while true {
+            if let status = reapIfEnded(pid) { return status }
+            let signal = sigwaitinfo(&set, nil)
+            if forwardedSignals.contains(signal) { kill(pid, signal) }
+        }
+    }
+
+    // MARK: Teardown
+
+    private func tearDown() {
+        if providerPID > 0 { stopGroup(providerPID) }
+        if busPID > 0 { stopGroup(busPID) }
+        stopStragglers()
+        guard !root.isEmpty else { return }
+        if options.keep {
+            report("kept \(root)")
+        } else {
+            try? FileManager.default.removeItem(atPath: root)
+        }
+    }
+
+    /// Stops every process still carrying this run's KEYRING_SANDBOX_ROOT (a daemon the command
+    /// started, a service the bus activated), so nothing outlives the run.
+    private func stopStragglers() {
+        guard !root.isEmpty else { return }
+        let marker = Array("KEYRING_SANDBOX_ROOT=\(root)".utf8)
+        for signal in [SIGTERM, SIGKILL] {
+            let pids = stragglers(marker)
+            if pids.isEmpty { return }
+            for pid in pids { kill(pid, signal) }
+            for _ in 0..<100 where !stragglers(marker).isEmpty { _ = pause(milliseconds: 20) }
+        }
+    }
+
+    private func stragglers(_ marker: [UInt8]) -> [pid_t] {
+        let me = getpid()
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { pid_t($0) }.filter { pid in
+            guard pid != me, let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            // A zombie has an empty environ: only running processes count.
+            return data.split(separator: 0).contains { Array($0) == marker }
+        }
+    }
+
+    // MARK: Support
+
+    private var devNull: Int32 { Self.nullFD }
+    private static let nullFD = open("/dev/null", O_WRONLY | O_CLOEXEC)
+
+    private func openLog(_ name: String) -> Int32 {
+        open(root + "/logs/" + name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+    }
+
+    private func logText(_ name: String) -> String {
+        let text = (try? String(contentsOfFile: root + "/logs/" + name, encoding: .utf8)) ?? ""
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? "(no output)" : String(trimmed.suffix(2000))
+    }
+}
+
+/// One line to stderr: `keyring-sandbox: MESSAGE`.
+func report(_ message: String) {
+    FileHandle.standardError.write(Data("keyring-sandbox: \(message)\n".utf8))
+}
