@@ -34,6 +34,8 @@ final class Sandbox {
     private var environment: [String: String] = [:]
     private var busPID: pid_t = 0
     private var providerPID: pid_t = 0
+    /// The programs' absolute paths, found in the caller's PATH by `checkPrograms`.
+    private var programs: [String: String] = [:]
     /// A forwarded signal that arrived before the command started: the run stops with 128 + it.
     private var interrupted: Int32?
 
@@ -71,7 +73,8 @@ final class Sandbox {
                 status: 64, message: "--provider \(options.provider.rawValue) is not supported yet; use --provider gnome-keyring")
         }
         let path = outer["PATH"] ?? "/usr/bin:/bin"
-        let missing = needed.filter { lookUp($0.program, in: path) == nil }
+        for requirement in needed { programs[requirement.program] = lookUp(requirement.program, in: path) }
+        let missing = needed.filter { programs[$0.program] == nil }
         guard missing.isEmpty else {
             let programs = missing.map(\.program).joined(separator: ", ")
             let packages = Set(missing.map(\.package)).sorted().joined(separator: " ")
@@ -155,7 +158,7 @@ final class Sandbox {
         defer { close(log) }
         do {
             busPID = try spawn(
-                lookUp("dbus-daemon", in: outer["PATH"] ?? "")!, ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
+                programs["dbus-daemon", default: "dbus-daemon"], ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
                 environment: environment, io: ChildIO(stdout: pipeFDs[1], stderr: log), newGroup: true)
         } catch {
             close(pipeFDs[1])
@@ -178,7 +181,7 @@ final class Sandbox {
         defer { close(log) }
         do {
             providerPID = try spawn(
-                lookUp("gnome-keyring-daemon", in: outer["PATH"] ?? "")!, ["--foreground", "--unlock", "--components=secrets"],
+                programs["gnome-keyring-daemon", default: "gnome-keyring-daemon"], ["--foreground", "--unlock", "--components=secrets"],
                 environment: environment, io: ChildIO(stdin: pipeFDs[0], stdout: log, stderr: log), newGroup: true)
         } catch {
             close(pipeFDs[0])
@@ -194,7 +197,7 @@ final class Sandbox {
     /// Polls until org.freedesktop.secrets answers a Ping (the bus activates nothing, so only the
     /// started provider can), for up to 30 s; a signal or the provider's exit ends the wait.
     private func waitForSecretService(log: String) throws(SandboxFailure) {
-        let dbusSend = lookUp("dbus-send", in: outer["PATH"] ?? "")!
+        let dbusSend = programs["dbus-send", default: "dbus-send"]
         for _ in 0..<600 {
             if let status = reapIfEnded(providerPID) {
                 providerPID = 0

@@ -155,6 +155,7 @@ struct KeyringSandboxTests {
     @Test("--keep keeps the root, with the provider's files, and says where")
     func keepKeepsTheRoot() throws {
         let run = try Sandbox.run(["--keep", "--", "true"])
+        defer { try? FileManager.default.removeItem(at: run.tmp) }
         #expect(run.status == 0)
         let kept = try #require(run.tmpLeft.first, "nothing kept: \(run.stderr)")
         #expect(run.stderr.contains("kept " + run.tmp.appendingPathComponent(kept).path))
