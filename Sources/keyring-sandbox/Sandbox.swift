@@ -30,10 +30,12 @@ private let removedVariables = [
 final class Sandbox {
     private let options: Options
     private let outer: [String: String]
-    private var root = ""
-    private var environment: [String: String] = [:]
+    private(set) var root = ""
+    private(set) var environment: [String: String] = [:]
     private var busPID: pid_t = 0
-    private var providerPID: pid_t = 0
+    var providerPID: pid_t = 0
+    /// The provider's log file, in ROOT/logs.
+    var providerLog = "provider.log"
     /// The programs' absolute paths, found in the caller's PATH by `checkPrograms`.
     private var programs: [String: String] = [:]
     /// A forwarded signal that arrived before the command started: the run stops with 128 + it.
@@ -68,7 +70,9 @@ final class Sandbox {
         var needed = [Requirement(program: "dbus-daemon", package: "dbus-daemon"), Requirement(program: "dbus-send", package: "dbus-bin")]
         switch options.provider {
         case .gnomeKeyring: needed.append(Requirement(program: "gnome-keyring-daemon", package: "gnome-keyring"))
-        case .kwallet, .keepassxc:
+        case .keepassxc:
+            needed += ["keepassxc", "keepassxc-cli"].map { Requirement(program: $0, package: "keepassxc") }
+        case .kwallet:
             throw SandboxFailure(
                 status: 64, message: "--provider \(options.provider.rawValue) is not supported yet; use --provider gnome-keyring")
         }
@@ -172,56 +176,95 @@ final class Sandbox {
     }
 
     private func startProvider() throws(SandboxFailure) {
+        switch options.provider {
+        case .gnomeKeyring: try startGnomeKeyring()
+        case .keepassxc: try startKeePassXC()
+        case .kwallet: throw SandboxFailure(status: 64, message: "--provider kwallet is not supported yet")
+        }
+    }
+
+    private func startGnomeKeyring() throws(SandboxFailure) {
         // gnome-keyring-daemon --unlock reads the login keyring's password from stdin (no newline:
         // it would be part of the password) and creates the keyring unlocked; --foreground keeps
         // it this process's child, so its pid is known and it is reaped.
+        providerLog = "gnome-keyring.log"
+        providerPID = try start(
+            "gnome-keyring-daemon", ["--foreground", "--unlock", "--components=secrets"], environment: environment, stdin: password,
+            log: providerLog)
+        try waitUntil("gnome-keyring-daemon takes org.freedesktop.secrets") { hasOwner("org.freedesktop.secrets") }
+    }
+
+    /// Starts `program` (a name `checkPrograms` found) in a process group of its own, with `stdin`
+    /// written to it and its output appended to `log`.
+    func start(_ program: String, _ arguments: [String], environment: [String: String], stdin: String?, log: String) throws(SandboxFailure)
+        -> pid_t
+    {
         var pipeFDs: [Int32] = [-1, -1]
         guard makePipe(&pipeFDs) else { throw SandboxFailure(status: 71, message: "pipe failed") }
-        let log = openLog("gnome-keyring.log")
-        defer { close(log) }
+        let logFD = openLog(log)
+        defer { close(logFD) }
+        let pid: pid_t
         do {
-            providerPID = try spawn(
-                programs["gnome-keyring-daemon", default: "gnome-keyring-daemon"], ["--foreground", "--unlock", "--components=secrets"],
-                environment: environment, io: ChildIO(stdin: pipeFDs[0], stdout: log, stderr: log), newGroup: true)
+            pid = try spawn(
+                programs[program, default: program], arguments, environment: environment,
+                io: ChildIO(stdin: pipeFDs[0], stdout: logFD, stderr: logFD), newGroup: true)
         } catch {
             close(pipeFDs[0])
             close(pipeFDs[1])
-            throw SandboxFailure(status: 71, message: "cannot start gnome-keyring-daemon: \(String(cString: strerror(error.code)))")
+            throw SandboxFailure(status: 71, message: "cannot start \(program): \(String(cString: strerror(error.code)))")
         }
         close(pipeFDs[0])
-        writeAll(pipeFDs[1], Array(Self.password().utf8))
+        if let stdin { writeAll(pipeFDs[1], Array(stdin.utf8)) }
         close(pipeFDs[1])
-        try waitForSecretService(log: "gnome-keyring.log")
+        return pid
     }
 
-    /// Polls until org.freedesktop.secrets answers a Ping (the bus activates nothing, so only the
-    /// started provider can), for up to 30 s; a signal or the provider's exit ends the wait.
-    private func waitForSecretService(log: String) throws(SandboxFailure) {
-        let dbusSend = programs["dbus-send", default: "dbus-send"]
-        for _ in 0..<600 {
+    /// Waits for `pid` to end (nothing is waited for in between: it is a short helper).
+    func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return exitStatus(status)
+    }
+
+    /// `dbus-send --print-reply ARGUMENTS` on the sandbox's bus: its status and its reply.
+    func dbusSend(_ arguments: [String]) -> (status: Int32, reply: String) {
+        let replyPath = root + "/logs/dbus-reply"
+        let fd = open(replyPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(fd) }
+        guard
+            let pid = try? spawn(
+                programs["dbus-send", default: "dbus-send"], ["--session", "--print-reply", "--reply-timeout=5000"] + arguments,
+                environment: environment, io: ChildIO(stdout: fd, stderr: devNull), newGroup: true)
+        else { return (127, "") }
+        let status = wait(pid)
+        return (status, (try? String(contentsOfFile: replyPath, encoding: .utf8)) ?? "")
+    }
+
+    /// Whether `name` has an owner on the sandbox's bus.
+    func hasOwner(_ name: String) -> Bool {
+        let answer = dbusSend(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:\(name)"])
+        return answer.status == 0 && answer.reply.contains("boolean true")
+    }
+
+    /// Polls `condition` every 50 ms for up to 60 s. The provider's exit ends the wait with its
+    /// log; a forwarded signal ends it too (the run then stops with 128 + that signal).
+    func waitUntil(_ what: String, _ condition: () -> Bool) throws(SandboxFailure) {
+        for _ in 0..<1200 {
+            if interrupted != nil { return }
+            if condition() { return }
             if let status = reapIfEnded(providerPID) {
                 providerPID = 0
-                throw SandboxFailure(status: 70, message: "the provider exited with status \(status): \(logText(log))")
+                throw SandboxFailure(status: 70, message: "the provider exited with status \(status): \(logText(providerLog))")
             }
-            let ping = try? spawn(
-                dbusSend,
-                ["--session", "--print-reply", "--reply-timeout=2000", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-                 "org.freedesktop.DBus.Peer.Ping"],
-                environment: environment, io: ChildIO(stdout: devNull, stderr: devNull), newGroup: true)
-            if let ping {
-                var status: Int32 = 0
-                while waitpid(ping, &status, 0) < 0 && errno == EINTR {}
-                if exitStatus(status) == 0 { return }
-            }
-            if let signal = pause(milliseconds: 50) {
-                interrupted = signal
-                return
-            }
+            if let signal = pause(milliseconds: 50) { interrupted = signal }
         }
-        throw SandboxFailure(status: 70, message: "the provider did not take org.freedesktop.secrets within 30 s: \(logText(log))")
+        throw SandboxFailure(status: 70, message: "timed out waiting until \(what): \(logText(providerLog))")
     }
 
-    private static func password() -> String {
+    /// The throwaway keyring's password: random, so that nothing can guess it.
+    lazy var password: String = Self.makePassword()
+
+    private static func makePassword() -> String {
         var bytes = [UInt8](repeating: 0, count: 16)
         let fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
         if fd >= 0 {
@@ -256,7 +299,9 @@ final class Sandbox {
     // MARK: Teardown
 
     private func tearDown() {
-        if providerPID > 0 { stopGroup(providerPID) }
+        // KeePassXC answers SIGTERM with a "Save changes?" dialog once the database changed, which
+        // nobody answers: its database is thrown away, so it gets SIGKILL at once.
+        if providerPID > 0 { stopGroup(providerPID, grace: options.provider == .keepassxc ? 0 : 5000) }
         if busPID > 0 { stopGroup(busPID) }
         stopStragglers()
         guard !root.isEmpty else { return }
@@ -292,14 +337,14 @@ final class Sandbox {
 
     // MARK: Support
 
-    private var devNull: Int32 { Self.nullFD }
+    var devNull: Int32 { Self.nullFD }
     private static let nullFD = open("/dev/null", O_WRONLY | O_CLOEXEC)
 
-    private func openLog(_ name: String) -> Int32 {
+    func openLog(_ name: String) -> Int32 {
         open(root + "/logs/" + name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
     }
 
-    private func logText(_ name: String) -> String {
+    func logText(_ name: String) -> String {
         let text = (try? String(contentsOfFile: root + "/logs/" + name, encoding: .utf8)) ?? ""
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return trimmed.isEmpty ? "(no output)" : String(trimmed.suffix(2000))

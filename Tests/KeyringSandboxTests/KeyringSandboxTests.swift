@@ -134,6 +134,27 @@ struct KeyringSandboxTests {
         try Sandbox.killDuringRun(target: .sandbox)
     }
 
+    @Test("--provider keepassxc: a secret stored inside is read back inside; KeePassXC and the bus are stopped afterwards")
+    func keePassXCRoundTrip() throws {
+        let id = UUID().uuidString, value = "inside-\(UUID().uuidString)"
+        let script = """
+            printf %s "$VALUE" | secret-tool store --label=sandbox-test keyring-sandbox-test \(id) && secret-tool lookup keyring-sandbox-test \(id) &&
+            dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets >&2
+            """
+        let run = try Sandbox.run(["--provider", "keepassxc", "--", "sh", "-c", script], extra: ["VALUE": value])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.text == value)
+        // The Secret Service inside was KeePassXC, and it is gone.
+        let pid = try #require(run.stderr.split(separator: "\n").last?.split(separator: " ").last.flatMap { pid_t($0) }, "stderr: \(run.stderr)")
+        #expect(kill(pid, 0) != 0, "KeePassXC (\(pid)) is still running")
+        #expect(run.tmpLeft.isEmpty, "left behind: \(run.tmpLeft)")
+    }
+
+    @Test("--provider keepassxc: SIGTERM to the sandbox gives 143 and stops KeePassXC and the bus")
+    func keePassXCSIGTERM() throws {
+        try Sandbox.killDuringRun(target: .sandbox, provider: "keepassxc", daemon: "keepassxc")
+    }
+
     @Test("--help documents the command line on stdout; a bad one exits 64")
     func commandLine() throws {
         let help = try Sandbox.run(["--help"])
@@ -143,7 +164,7 @@ struct KeyringSandboxTests {
             #expect(run.status == 64, "\(bad): \(run.status) \(run.stderr)")
             #expect(run.stderr.hasPrefix("keyring-sandbox: "), "\(bad): \(run.stderr)")
         }
-        for provider in ["kwallet", "keepassxc"] {
+        for provider in ["kwallet"] {
             let run = try Sandbox.run(["--provider", provider, "--", "true"])
             #expect(run.status == 64 && run.stderr.contains("--provider \(provider) is not supported yet"), "\(run.stderr)")
             #expect(run.tmpLeft.isEmpty)
@@ -250,7 +271,9 @@ enum Sandbox {
 
     /// Starts `sleep` under the sandbox, waits until it runs, sends SIGTERM to `target`, and
     /// checks the exit status and that nothing of the run is left.
-    static func killDuringRun(target: Target, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func killDuringRun(
+        target: Target, provider: String = "gnome-keyring", daemon: String = "gnome-keyring-d", sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let binary = try binary(sourceLocation: sourceLocation)
         let tmp = try makeTmp()
         defer { try? FileManager.default.removeItem(at: tmp) }
@@ -258,7 +281,7 @@ enum Sandbox {
         // exec: the pid the script writes is sleep's, the command's own process.
         let script = #"printf '%s %s\n' "$$" "$KEYRING_SANDBOX_ROOT" > "$READY.new" && mv "$READY.new" "$READY" && exec sleep 600"#
         let child = try ChildProcess(
-            binary.path, ["--", "sh", "-c", script].map { Array($0.utf8) },
+            binary.path, ["--provider", provider, "--", "sh", "-c", script].map { Array($0.utf8) },
             environment: environment(tmp: tmp, extra: ["READY": ready]))
         // Waiting for readiness (not timing anything): up to 60 s for the sandbox to start.
         var line: String?
@@ -277,7 +300,7 @@ enum Sandbox {
         }
         let root = fields[1]
         let running = processes(carrying: root)
-        #expect(Set(running.values).isSuperset(of: ["dbus-daemon", "gnome-keyring-d", "sleep"]), "running: \(running)", sourceLocation: sourceLocation)
+        #expect(Set(running.values).isSuperset(of: ["dbus-daemon", daemon, "sleep"]), "running: \(running)", sourceLocation: sourceLocation)
         kill(target == .command ? commandPID : child.pid, SIGTERM)
         let result = try child.wait()
         #expect(result.status == 143, "status \(result.status), stderr \(result.stderr)", sourceLocation: sourceLocation)
