@@ -37,7 +37,7 @@ final class Sandbox {
     /// The provider's log file, in ROOT/logs.
     var providerLog = "provider.log"
     /// The programs' absolute paths, found in the caller's PATH by `checkPrograms`.
-    private var programs: [String: String] = [:]
+    private(set) var programs: [String: String] = [:]
     /// A forwarded signal that arrived before the command started: the run stops with 128 + it.
     private var interrupted: Int32?
 
@@ -73,18 +73,20 @@ final class Sandbox {
         case .keepassxc:
             needed += ["keepassxc", "keepassxc-cli"].map { Requirement(program: $0, package: "keepassxc") }
         case .kwallet:
-            throw SandboxFailure(
-                status: 64, message: "--provider \(options.provider.rawValue) is not supported yet; use --provider gnome-keyring")
+            // kwalletd6 (KDE Frameworks 6, Debian 13) or kwalletd5 (Frameworks 5, Debian 12), whichever is there.
+            let daemon = ["kwalletd6", "kwalletd5"].first { lookUp($0, in: outer["PATH"] ?? "") != nil }
+            needed.append(Requirement(program: daemon ?? "kwalletd6", package: "kwallet6 libqca-qt6-plugins (Debian 12: libkf5wallet-bin libqca-qt5-2-plugins)"))
+            needed.append(Requirement(program: "python3", package: "python3"))
         }
         let path = outer["PATH"] ?? "/usr/bin:/bin"
         for requirement in needed { programs[requirement.program] = lookUp(requirement.program, in: path) }
         let missing = needed.filter { programs[$0.program] == nil }
         guard missing.isEmpty else {
-            let programs = missing.map(\.program).joined(separator: ", ")
-            let packages = Set(missing.map(\.package)).sorted().joined(separator: " ")
+            let names = missing.map(\.program).joined(separator: ", ")
+            let packages = missing.map(\.package).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }.joined(separator: " ")
             throw SandboxFailure(
                 status: 69,
-                message: "\(programs) not found in PATH; install the Debian packages: sudo apt-get install \(packages)"
+                message: "\(names) not found in PATH; install the Debian packages: sudo apt-get install \(packages)"
                     + " (and libsecret-tools for secret-tool)")
         }
     }
@@ -179,7 +181,7 @@ final class Sandbox {
         switch options.provider {
         case .gnomeKeyring: try startGnomeKeyring()
         case .keepassxc: try startKeePassXC()
-        case .kwallet: throw SandboxFailure(status: 64, message: "--provider kwallet is not supported yet")
+        case .kwallet: try startKWallet()
         }
     }
 
@@ -228,13 +230,18 @@ final class Sandbox {
 
     /// `dbus-send --print-reply ARGUMENTS` on the sandbox's bus: its status and its reply.
     func dbusSend(_ arguments: [String]) -> (status: Int32, reply: String) {
-        let replyPath = root + "/logs/dbus-reply"
+        capture("dbus-send", ["--session", "--print-reply", "--reply-timeout=5000"] + arguments)
+    }
+
+    /// Runs a short helper (a name `checkPrograms` found) to its end: its status and its stdout.
+    func capture(_ program: String, _ arguments: [String]) -> (status: Int32, reply: String) {
+        let replyPath = root + "/logs/reply"
         let fd = open(replyPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         defer { close(fd) }
         guard
             let pid = try? spawn(
-                programs["dbus-send", default: "dbus-send"], ["--session", "--print-reply", "--reply-timeout=5000"] + arguments,
-                environment: environment, io: ChildIO(stdout: fd, stderr: devNull), newGroup: true)
+                programs[program, default: program], arguments, environment: environment, io: ChildIO(stdout: fd, stderr: devNull),
+                newGroup: true)
         else { return (127, "") }
         let status = wait(pid)
         return (status, (try? String(contentsOfFile: replyPath, encoding: .utf8)) ?? "")
