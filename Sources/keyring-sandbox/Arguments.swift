@@ -81,13 +81,14 @@ let usage = """
 
     Options:
       --provider NAME  gnome-keyring (the default: gnome-keyring-daemon --unlock on a new login
-                       keyring), or keepassxc (headless, on a new database whose group
-                       "Secret Service" is exposed). kwallet is not supported yet (exit 64).
+                       keyring), kwallet (kwalletd6 or kwalletd5, a new wallet opened with no
+                       dialog; needs python3) or keepassxc (headless, on a new database whose
+                       group "Secret Service" is exposed)
       --keep           keep the temporary directory afterwards (its path goes to stderr)
       -h, --help       print this help
 
     Exit status: COMMAND's status (128 + N when signal N killed it); 64 for a bad command line;
-    69 when a program is missing (the message names the Debian packages: gnome-keyring or
-    keepassxc, and dbus-daemon; libsecret-tools for secret-tool); 70 when the bus or the provider did not start;
+    69 when a program is missing (the message names the Debian packages: gnome-keyring, kwallet6
+    or keepassxc, and dbus-daemon; libsecret-tools for secret-tool); 70 when the bus or the provider did not start;
     126 or 127 when COMMAND cannot be run or is not found.
     """

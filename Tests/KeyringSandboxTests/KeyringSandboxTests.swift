@@ -87,7 +87,7 @@ struct KeyringSandboxTests {
         }
     }
 
-    @Test("without gnome-keyring-daemon in PATH: exit 69, naming the Debian package, and nothing left behind")
+    @Test("without the provider's programs in PATH: exit 69, naming the Debian package, and nothing left behind")
     func missingProviderNamesThePackage() throws {
         let bin = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-path-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
@@ -101,22 +101,35 @@ struct KeyringSandboxTests {
         #expect(run.stderr.hasPrefix("keyring-sandbox: gnome-keyring-daemon not found"), "stderr: \(run.stderr)")
         #expect(run.stderr.contains("apt-get install gnome-keyring"), "stderr: \(run.stderr)")
         #expect(run.tmpLeft.isEmpty)
+        for (provider, package) in [("kwallet", "apt-get install kwallet6"), ("keepassxc", "apt-get install keepassxc")] {
+            let other = try Sandbox.run(["--provider", provider, "--", "sh", "-c", "echo ran"], extra: ["PATH": bin.path])
+            #expect(other.status == 69 && other.text.isEmpty && other.tmpLeft.isEmpty, "\(provider): \(other.status) \(other.stderr)")
+            #expect(other.stderr.contains(package), "\(provider): \(other.stderr)")
+        }
     }
 
-    @Test("idtool run twice inside gets one identifier, from the sandbox's keyring")
-    func idtoolIdentifierIsStableInside() throws {
+    @Test("idtool run twice inside gets one identifier, from the sandbox's own provider", arguments: Provider.all)
+    func idtoolIdentifierIsStableInside(provider: Provider) throws {
         let idtool = try #require(Sandbox.builtBinary("idtool"), "idtool was not built next to the tests")
         let app = "keyring-sandbox-test.\(UUID().uuidString)"
+        // secret-tool counts the items, except on KWallet, whose DH bug fails 1 in 256 of its sessions.
         let script = """
-            "$IDTOOL" get --app "$APP" && "$IDTOOL" get --app "$APP" && secret-tool search --all identity-scope app identity-name "$APP" 2>&1 | grep -c '^\\[' >&2
+            "$IDTOOL" get --app "$APP" && "$IDTOOL" get --app "$APP" || exit
+            pid=$(dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetConnectionUnixProcessID \\
+              string:org.freedesktop.secrets | awk '/uint32/ {print $2}')
+            echo "pid=$pid"; echo "provider=$(cat /proc/$pid/comm)"
+            [ "$KEYRING_SANDBOX_PROVIDER" = kwallet ] || echo "items=$(secret-tool search --all identity-name "$APP" 2>&1 | grep -c '^\\[')"
             """
-        let run = try Sandbox.run(["--", "sh", "-c", script], extra: ["IDTOOL": idtool.path, "APP": app])
+        let run = try Sandbox.run(["--provider", provider.name, "--", "sh", "-c", script], extra: ["IDTOOL": idtool.path, "APP": app])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let lines = run.text.split(separator: "\n")
-        #expect(lines.count == 2 && lines[0] == lines[1] && !lines[0].isEmpty, "stdout: \(run.text)")
-        // One item in the sandbox's keyring holds it (secret-tool lists it).
-        #expect(run.stderr.split(separator: "\n").last == "1", "stderr: \(run.stderr)")
-        #expect(run.tmpLeft.isEmpty)
+        #expect(lines.count >= 2 && lines[0] == lines[1] && !lines[0].isEmpty, "stdout: \(run.text)")
+        let values = run.variables
+        #expect(values["provider"] == provider.processName, "stdout: \(run.text)")
+        if provider.name != "kwallet" { #expect(values["items"] == "1", "stdout: \(run.text)") }
+        let pid = try #require(values["pid"].flatMap { pid_t($0) })
+        #expect(kill(pid, 0) != 0, "the provider (\(pid)) is still running")
+        #expect(run.tmpLeft.isEmpty, "left behind: \(run.tmpLeft)")
         // The outer keyring (the user's) got none.
         if !(ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? "").isEmpty {
             let outside = try ChildProcess.run("/usr/bin/secret-tool", ["search", "--all", "identity-name", app])
@@ -129,9 +142,9 @@ struct KeyringSandboxTests {
         try Sandbox.killDuringRun(target: .command)
     }
 
-    @Test("SIGTERM to the sandbox: it is forwarded, the sandbox exits 143 and stops its bus and daemon")
-    func sandboxSIGTERMIsForwarded() throws {
-        try Sandbox.killDuringRun(target: .sandbox)
+    @Test("SIGTERM to the sandbox: it is forwarded, the sandbox exits 143 and stops its bus and provider", arguments: Provider.all)
+    func sandboxSIGTERMIsForwarded(provider: Provider) throws {
+        try Sandbox.killDuringRun(target: .sandbox, provider: provider.name, daemon: provider.processName)
     }
 
     @Test("--provider keepassxc: a secret stored inside is read back inside; KeePassXC and the bus are stopped afterwards")
@@ -150,11 +163,6 @@ struct KeyringSandboxTests {
         #expect(run.tmpLeft.isEmpty, "left behind: \(run.tmpLeft)")
     }
 
-    @Test("--provider keepassxc: SIGTERM to the sandbox gives 143 and stops KeePassXC and the bus")
-    func keePassXCSIGTERM() throws {
-        try Sandbox.killDuringRun(target: .sandbox, provider: "keepassxc", daemon: "keepassxc")
-    }
-
     @Test("--help documents the command line on stdout; a bad one exits 64")
     func commandLine() throws {
         let help = try Sandbox.run(["--help"])
@@ -163,11 +171,6 @@ struct KeyringSandboxTests {
             let run = try Sandbox.run(bad)
             #expect(run.status == 64, "\(bad): \(run.status) \(run.stderr)")
             #expect(run.stderr.hasPrefix("keyring-sandbox: "), "\(bad): \(run.stderr)")
-        }
-        for provider in ["kwallet"] {
-            let run = try Sandbox.run(["--provider", provider, "--", "true"])
-            #expect(run.status == 64 && run.stderr.contains("--provider \(provider) is not supported yet"), "\(run.stderr)")
-            #expect(run.tmpLeft.isEmpty)
         }
         let missing = try Sandbox.run(["--", "/nonexistent/command"])
         #expect(missing.status == 127 && missing.tmpLeft.isEmpty, "\(missing.status) \(missing.stderr)")
@@ -182,6 +185,18 @@ struct KeyringSandboxTests {
         #expect(run.stderr.contains("kept " + run.tmp.appendingPathComponent(kept).path))
         #expect(FileManager.default.fileExists(atPath: run.tmp.path + "/" + kept + "/home/.local/share/keyrings/login.keyring"))
     }
+}
+
+/// A provider keyring-sandbox can start, and the name its process has (/proc/PID/comm).
+struct Provider: Sendable, CustomTestStringConvertible {
+    var name: String
+    var processName: String
+    var testDescription: String { name }
+    static let all = [
+        Provider(name: "gnome-keyring", processName: "gnome-keyring-d"),
+        Provider(name: "kwallet", processName: TestProvider.kwalletDaemon),
+        Provider(name: "keepassxc", processName: "keepassxc"),
+    ]
 }
 
 /// Runs the built keyring-sandbox, each time with a TMPDIR of its own, so that what a run leaves
