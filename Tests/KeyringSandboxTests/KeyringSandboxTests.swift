@@ -114,7 +114,10 @@ struct KeyringSandboxTests {
         let app = "keyring-sandbox-test.\(UUID().uuidString)"
         // secret-tool counts the items, except on KWallet, whose DH bug fails 1 in 256 of its sessions.
         let script = """
-            "$IDTOOL" get --app "$APP" && "$IDTOOL" get --app "$APP" || exit
+            echo "locked=$(dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets/aliases/default \\
+              org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Collection string:Locked | awk '/boolean/ {print $NF}')"
+            first=$("$IDTOOL" get --app "$APP") && second=$("$IDTOOL" get --app "$APP") || exit
+            echo "first=$first"; echo "second=$second"
             pid=$(dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetConnectionUnixProcessID \\
               string:org.freedesktop.secrets | awk '/uint32/ {print $2}')
             echo "pid=$pid"; echo "provider=$(cat /proc/$pid/comm)"
@@ -122,9 +125,10 @@ struct KeyringSandboxTests {
             """
         let run = try Sandbox.run(["--provider", provider.name, "--", "sh", "-c", script], extra: ["IDTOOL": idtool.path, "APP": app])
         #expect(run.status == 0, "stderr: \(run.stderr)")
-        let lines = run.text.split(separator: "\n")
-        #expect(lines.count >= 2 && lines[0] == lines[1] && !lines[0].isEmpty, "stdout: \(run.text)")
         let values = run.variables
+        // Unlocked from the start, before any client could have unlocked it.
+        #expect(values["locked"] == "false", "stdout: \(run.text)")
+        #expect(values["first"] == values["second"] && values["first"]?.isEmpty == false, "stdout: \(run.text)")
         #expect(values["provider"] == provider.processName, "stdout: \(run.text)")
         if provider.name != "kwallet" { #expect(values["items"] == "1", "stdout: \(run.text)") }
         let pid = try #require(values["pid"].flatMap { pid_t($0) })
