@@ -69,7 +69,8 @@ func spawn(
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
-    var none = sigset_t(), defaults = sigset_t()
+    var none = sigset_t()
+    var defaults = sigset_t()
     sigemptyset(&none)
     sigemptyset(&defaults)
     for signal in forwardedSignals + [SIGCHLD, SIGPIPE] { sigaddset(&defaults, signal) }

@@ -30,20 +30,20 @@ extension Sandbox {
             // No first-use wizard, one wallet, never closed on idle, never a prompt; the Secret
             // Service API on.
             try """
-                [Wallet]
-                Enabled=true
-                First Use=false
-                Default Wallet=\(Self.wallet)
-                Use One Wallet=true
-                Close When Idle=false
-                Prompt on Open=false
-                Launch Manager=false
-                Leave Open=true
+            [Wallet]
+            Enabled=true
+            First Use=false
+            Default Wallet=\(Self.wallet)
+            Use One Wallet=true
+            Close When Idle=false
+            Prompt on Open=false
+            Launch Manager=false
+            Leave Open=true
 
-                [org.freedesktop.secrets]
-                apiEnabled=true
+            [org.freedesktop.secrets]
+            apiEnabled=true
 
-                """.write(toFile: config + "/kwalletrc", atomically: true, encoding: .utf8)
+            """.write(toFile: config + "/kwalletrc", atomically: true, encoding: .utf8)
             var salt = [UInt8](repeating: 0, count: 56)
             let random = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
             if random >= 0 {
@@ -63,15 +63,17 @@ extension Sandbox {
         try waitUntil("\(daemon) takes org.freedesktop.secrets") { hasOwner("org.freedesktop.secrets") }
         // pamOpen's argument: PBKDF2-HMAC-SHA512 of the empty password, 50,000 iterations, 56
         // bytes, salted with the wallet's salt file.
-        let hash = capture("python3", [
-            "-c",
-            """
-            import hashlib, sys
-            salt = open(sys.argv[1], "rb").read()
-            print(",".join(str(b) for b in hashlib.pbkdf2_hmac("sha512", b"", salt, 50000, 56)))
-            """,
-            walletDir + "/\(Self.wallet).salt",
-        ])
+        let hash = capture(
+            "python3",
+            [
+                "-c",
+                """
+                import hashlib, sys
+                salt = open(sys.argv[1], "rb").read()
+                print(",".join(str(b) for b in hashlib.pbkdf2_hmac("sha512", b"", salt, 50000, 56)))
+                """,
+                walletDir + "/\(Self.wallet).salt",
+            ])
         guard hash.status == 0 else { throw SandboxFailure(status: 70, message: "python3 could not hash the wallet's password") }
         let opened = dbusSend([
             "--dest=org.kde.\(daemon)", "/modules/\(daemon)", "org.kde.KWallet.pamOpen", "string:\(Self.wallet)",
@@ -98,7 +100,8 @@ extension Sandbox {
         }
         try waitUntil("the wallet is unlocked") {
             let locked = dbusSend([
-                "--dest=org.freedesktop.secrets", collection, "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection",
+                "--dest=org.freedesktop.secrets", collection, "org.freedesktop.DBus.Properties.Get",
+                "string:org.freedesktop.Secret.Collection",
                 "string:Locked",
             ])
             return locked.status == 0 && locked.reply.contains("boolean false")

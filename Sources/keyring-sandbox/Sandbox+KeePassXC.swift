@@ -9,7 +9,8 @@ import Glibc
 
 extension Sandbox {
     func startKeePassXC() throws(SandboxFailure) {
-        let dir = root + "/keepassxc", database = dir + "/keyring.kdbx"
+        let dir = root + "/keepassxc"
+        let database = dir + "/keyring.kdbx"
         providerLog = "keepassxc.log"
         let config = environment["XDG_CONFIG_HOME", default: root + "/home/.config"] + "/keepassxc"
         do {
@@ -17,24 +18,24 @@ extension Sandbox {
             chmod(dir, 0o700)
             // No save after every change and none on exit: the database is thrown away.
             try """
-                [General]
-                SingleInstance=false
-                AutoSaveAfterEveryChange=false
-                AutoSaveOnExit=false
-                RememberLastDatabases=false
-                OpenPreviousDatabasesOnStartup=false
+            [General]
+            SingleInstance=false
+            AutoSaveAfterEveryChange=false
+            AutoSaveOnExit=false
+            RememberLastDatabases=false
+            OpenPreviousDatabasesOnStartup=false
 
-                [GUI]
-                CheckForUpdates=false
+            [GUI]
+            CheckForUpdates=false
 
-                [FdoSecrets]
-                Enabled=true
-                ShowNotification=false
-                ConfirmAccessItem=false
-                ConfirmDeleteItem=false
-                UnlockBeforeSearch=false
+            [FdoSecrets]
+            Enabled=true
+            ShowNotification=false
+            ConfirmAccessItem=false
+            ConfirmDeleteItem=false
+            UnlockBeforeSearch=false
 
-                """.write(toFile: config + "/keepassxc.ini", atomically: true, encoding: .utf8)
+            """.write(toFile: config + "/keepassxc.ini", atomically: true, encoding: .utf8)
             try Self.databaseXML.write(toFile: dir + "/keyring.xml", atomically: true, encoding: .utf8)
         } catch {
             throw SandboxFailure(status: 73, message: "cannot write KeePassXC's files: \(error)")

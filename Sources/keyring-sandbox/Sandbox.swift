@@ -75,7 +75,10 @@ final class Sandbox {
         case .kwallet:
             // kwalletd6 (KDE Frameworks 6, Debian 13) or kwalletd5 (Frameworks 5, Debian 12), whichever is there.
             let daemon = ["kwalletd6", "kwalletd5"].first { lookUp($0, in: outer["PATH"] ?? "") != nil }
-            needed.append(Requirement(program: daemon ?? "kwalletd6", package: "kwallet6 libqca-qt6-plugins (Debian 12: libkf5wallet-bin libqca-qt5-2-plugins)"))
+            needed.append(
+                Requirement(
+                    program: daemon ?? "kwalletd6",
+                    package: "kwallet6 libqca-qt6-plugins (Debian 12: libkf5wallet-bin libqca-qt5-2-plugins)"))
             needed.append(Requirement(program: "python3", package: "python3"))
         }
         let path = outer["PATH"] ?? "/usr/bin:/bin"
@@ -249,7 +252,9 @@ final class Sandbox {
 
     /// Whether `name` has an owner on the sandbox's bus.
     func hasOwner(_ name: String) -> Bool {
-        let answer = dbusSend(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:\(name)"])
+        let answer = dbusSend([
+            "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:\(name)",
+        ])
         return answer.status == 0 && answer.reply.contains("boolean true")
     }
 
@@ -290,7 +295,8 @@ final class Sandbox {
         if let debug = outer["G_DEBUG"] { commandEnvironment["G_DEBUG"] = debug }
         let pid: pid_t
         do {
-            pid = try spawn(options.command[0], Array(options.command.dropFirst()), environment: commandEnvironment, newGroup: false, search: true)
+            pid = try spawn(
+                options.command[0], Array(options.command.dropFirst()), environment: commandEnvironment, newGroup: false, search: true)
         } catch {
             report("cannot run \(options.command[0]): \(String(cString: strerror(error.code)))")
             return error.code == ENOENT ? 127 : 126

@@ -2,8 +2,8 @@
 // starts itself, real commands inside. Run under scripts/with-keyring, whose session stands for the
 // user's own desktop session: the sandbox must leave it alone.
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +14,9 @@ struct KeyringSandboxTests {
     @Test("a secret stored inside is read back inside and never reaches the outer keyring")
     func storeInsideStaysInside() throws {
         try Sandbox.requireOuterKeyring()
-        let attribute = "keyring-sandbox-test", id = UUID().uuidString, value = "inside-\(UUID().uuidString)"
+        let attribute = "keyring-sandbox-test"
+        let id = UUID().uuidString
+        let value = "inside-\(UUID().uuidString)"
         let script = """
             printf %s "$VALUE" | secret-tool store --label=sandbox-test \(attribute) \(id) && secret-tool lookup \(attribute) \(id)
             """
@@ -50,7 +52,8 @@ struct KeyringSandboxTests {
         let first = try Sandbox.run(["--", "sh", "-c", script])
         let second = try Sandbox.run(["--", "sh", "-c", script])
         #expect(first.status == 0 && second.status == 0, "stderr: \(first.stderr) \(second.stderr)")
-        let values = first.variables, root = try #require(values["KEYRING_SANDBOX_ROOT"])
+        let values = first.variables
+        let root = try #require(values["KEYRING_SANDBOX_ROOT"])
         #expect(root.hasPrefix(first.tmp.path + "/keyring-sandbox."))
         #expect(values["HOME"] == root + "/home" && values["HOME"] != ProcessInfo.processInfo.environment["HOME"])
         for name in ["XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"] {
@@ -79,10 +82,13 @@ struct KeyringSandboxTests {
                 "SECRET_FILE_TEST_PATH": "/nonexistent/keyring", "SECRET_FILE_TEST_PASSWORD": "pw", "GNOME_KEYRING_CONTROL": "/nonexistent",
             ])
         #expect(run.status == 0, "stderr: \(run.stderr)")
-        let values = run.variables, address = values["DBUS_SESSION_BUS_ADDRESS"] ?? ""
+        let values = run.variables
+        let address = values["DBUS_SESSION_BUS_ADDRESS"] ?? ""
         #expect(!address.isEmpty && address != outerBus && !address.contains("/nonexistent"), "address: \(address)")
         #expect(address.hasPrefix("unix:path=" + run.tmp.path + "/keyring-sandbox."), "address: \(address)")
-        for name in ["DISPLAY", "WAYLAND_DISPLAY", "SECRET_BACKEND", "SECRET_FILE_TEST_PATH", "SECRET_FILE_TEST_PASSWORD", "GNOME_KEYRING_CONTROL"] {
+        for name in [
+            "DISPLAY", "WAYLAND_DISPLAY", "SECRET_BACKEND", "SECRET_FILE_TEST_PATH", "SECRET_FILE_TEST_PASSWORD", "GNOME_KEYRING_CONTROL",
+        ] {
             #expect(values[name] == "unset", "\(name)=\(values[name] ?? "?")")
         }
     }
@@ -93,7 +99,8 @@ struct KeyringSandboxTests {
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: bin) }
         for tool in ["dbus-daemon", "dbus-send", "sh", "secret-tool"] {
-            try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent(tool).path, withDestinationPath: "/usr/bin/" + tool)
+            try FileManager.default.createSymbolicLink(
+                atPath: bin.appendingPathComponent(tool).path, withDestinationPath: "/usr/bin/" + tool)
         }
         let run = try Sandbox.run(["--", "sh", "-c", "echo ran"], extra: ["PATH": bin.path])
         #expect(run.status == 69, "stderr: \(run.stderr)")
@@ -153,16 +160,20 @@ struct KeyringSandboxTests {
 
     @Test("--provider keepassxc: a secret stored inside is read back inside; KeePassXC and the bus are stopped afterwards")
     func keePassXCRoundTrip() throws {
-        let id = UUID().uuidString, value = "inside-\(UUID().uuidString)"
+        let id = UUID().uuidString
+        let value = "inside-\(UUID().uuidString)"
         let script = """
-            printf %s "$VALUE" | secret-tool store --label=sandbox-test keyring-sandbox-test \(id) && secret-tool lookup keyring-sandbox-test \(id) &&
-            dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets >&2
+            printf %s "$VALUE" | secret-tool store --label=sandbox-test keyring-sandbox-test \(id) &&
+              secret-tool lookup keyring-sandbox-test \(id) &&
+              dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetConnectionUnixProcessID \\
+                string:org.freedesktop.secrets >&2
             """
         let run = try Sandbox.run(["--provider", "keepassxc", "--", "sh", "-c", script], extra: ["VALUE": value])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         #expect(run.text == value)
         // The Secret Service inside was KeePassXC, and it is gone.
-        let pid = try #require(run.stderr.split(separator: "\n").last?.split(separator: " ").last.flatMap { pid_t($0) }, "stderr: \(run.stderr)")
+        let pid = try #require(
+            run.stderr.split(separator: "\n").last?.split(separator: " ").last.flatMap { pid_t($0) }, "stderr: \(run.stderr)")
         #expect(kill(pid, 0) != 0, "KeePassXC (\(pid)) is still running")
         #expect(run.tmpLeft.isEmpty, "left behind: \(run.tmpLeft)")
     }
@@ -236,7 +247,9 @@ enum Sandbox {
     }
 
     static func binary(sourceLocation: SourceLocation = #_sourceLocation) throws -> URL {
-        try #require(builtBinary("keyring-sandbox"), "keyring-sandbox was not built; run `swift build --build-tests`", sourceLocation: sourceLocation)
+        try #require(
+            builtBinary("keyring-sandbox"), "keyring-sandbox was not built; run `swift build --build-tests`", sourceLocation: sourceLocation
+        )
     }
 
     static func makeTmp() throws -> URL {
@@ -269,7 +282,8 @@ enum Sandbox {
     static func requireOuterKeyring(sourceLocation: SourceLocation = #_sourceLocation) throws {
         try #require(
             !(ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? "").isEmpty,
-            "this test needs an outer keyring: run it as `scripts/with-keyring swift test --no-parallel ...`", sourceLocation: sourceLocation)
+            "this test needs an outer keyring: run it as `scripts/with-keyring swift test --no-parallel ...`",
+            sourceLocation: sourceLocation)
     }
 
     /// The pids of the processes whose environment holds KEYRING_SANDBOX_ROOT=`root`, with their names.
@@ -291,7 +305,8 @@ enum Sandbox {
     /// Starts `sleep` under the sandbox, waits until it runs, sends SIGTERM to `target`, and
     /// checks the exit status and that nothing of the run is left.
     static func killDuringRun(
-        target: Target, provider: String = "gnome-keyring", daemon: String = "gnome-keyring-d", sourceLocation: SourceLocation = #_sourceLocation
+        target: Target, provider: String = "gnome-keyring", daemon: String = "gnome-keyring-d",
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let binary = try binary(sourceLocation: sourceLocation)
         let tmp = try makeTmp()
@@ -319,7 +334,8 @@ enum Sandbox {
         }
         let root = fields[1]
         let running = processes(carrying: root)
-        #expect(Set(running.values).isSuperset(of: ["dbus-daemon", daemon, "sleep"]), "running: \(running)", sourceLocation: sourceLocation)
+        #expect(
+            Set(running.values).isSuperset(of: ["dbus-daemon", daemon, "sleep"]), "running: \(running)", sourceLocation: sourceLocation)
         kill(target == .command ? commandPID : child.pid, SIGTERM)
         let result = try child.wait()
         #expect(result.status == 143, "status \(result.status), stderr \(result.stderr)", sourceLocation: sourceLocation)
