@@ -38,8 +38,6 @@ final class Sandbox {
     var providerLog = "provider.log"
     /// The programs' absolute paths, found in the caller's PATH by `checkPrograms`.
     private(set) var programs: [String: String] = [:]
-    /// A forwarded signal that arrived before the command started: the run stops with 128 + it.
-    private var interrupted: Int32?
 
     init(options: Options, environment: [String: String]) {
         self.options = options
@@ -54,7 +52,10 @@ final class Sandbox {
             try makeRoot()
             try startBus()
             try startProvider()
-            if let interrupted { throw SandboxFailure(status: 128 + interrupted, message: "interrupted by signal \(interrupted)") }
+            // A signal that came during the last step, which did not wait.
+            var pending = sigset_t()
+            sigpending(&pending)
+            if let signal = forwardedSignals.first(where: { sigismember(&pending, $0) == 1 }) { throw Self.interrupted(by: signal) }
             status = runCommand()
         } catch {
             report(error.message)
@@ -262,15 +263,19 @@ final class Sandbox {
     /// log; a forwarded signal ends it too (the run then stops with 128 + that signal).
     func waitUntil(_ what: String, _ condition: () -> Bool) throws(SandboxFailure) {
         for _ in 0..<1200 {
-            if interrupted != nil { return }
             if condition() { return }
             if let status = reapIfEnded(providerPID) {
                 providerPID = 0
                 throw SandboxFailure(status: 70, message: "the provider exited with status \(status): \(logText(providerLog))")
             }
-            if let signal = pause(milliseconds: 50) { interrupted = signal }
+            if let signal = pause(milliseconds: 50) { throw Self.interrupted(by: signal) }
         }
         throw SandboxFailure(status: 70, message: "timed out waiting until \(what): \(logText(providerLog))")
+    }
+
+    /// A forwarded signal that came before the command started: the run stops with 128 + it.
+    static func interrupted(by signal: Int32) -> SandboxFailure {
+        SandboxFailure(status: 128 + signal, message: "interrupted by signal \(signal) before the command started")
     }
 
     /// The throwaway keyring's password: random, so that nothing can guess it.
