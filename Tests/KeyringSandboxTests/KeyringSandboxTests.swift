@@ -153,6 +153,11 @@ struct KeyringSandboxTests {
         try Sandbox.killDuringRun(target: .command)
     }
 
+    @Test("SIGINT to the sandbox (Ctrl-C): it is forwarded, the sandbox exits 130 and stops its bus and daemon")
+    func sandboxSIGINTIsForwarded() throws {
+        try Sandbox.killDuringRun(target: .sandbox, signal: SIGINT)
+    }
+
     @Test("SIGTERM to the sandbox: it is forwarded, the sandbox exits 143 and stops its bus and provider", arguments: Provider.all)
     func sandboxSIGTERMIsForwarded(provider: Provider) throws {
         try Sandbox.killDuringRun(target: .sandbox, provider: provider.name, daemon: provider.processName)
@@ -302,11 +307,11 @@ enum Sandbox {
 
     enum Target { case command, sandbox }
 
-    /// Starts `sleep` under the sandbox, waits until it runs, sends SIGTERM to `target`, and
+    /// Starts `sleep` under the sandbox, waits until it runs, sends `signal` to `target`, and
     /// checks the exit status and that nothing of the run is left.
     static func killDuringRun(
         target: Target, provider: String = "gnome-keyring", daemon: String = "gnome-keyring-d",
-        sourceLocation: SourceLocation = #_sourceLocation
+        signal: Int32 = SIGTERM, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let binary = try binary(sourceLocation: sourceLocation)
         let tmp = try makeTmp()
@@ -336,9 +341,9 @@ enum Sandbox {
         let running = processes(carrying: root)
         #expect(
             Set(running.values).isSuperset(of: ["dbus-daemon", daemon, "sleep"]), "running: \(running)", sourceLocation: sourceLocation)
-        kill(target == .command ? commandPID : child.pid, SIGTERM)
+        kill(target == .command ? commandPID : child.pid, signal)
         let result = try child.wait()
-        #expect(result.status == 143, "status \(result.status), stderr \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.status == 128 + signal, "status \(result.status), stderr \(result.stderr)", sourceLocation: sourceLocation)
         #expect(processes(carrying: root).isEmpty, "left running: \(processes(carrying: root))", sourceLocation: sourceLocation)
         for pid in running.keys {
             #expect(kill(pid, 0) != 0, "\(running[pid] ?? "?") (\(pid)) is still alive", sourceLocation: sourceLocation)
