@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "Keyring", targets: ["Keyring"]),
         .library(name: "DeviceIdentity", targets: ["DeviceIdentity"]),
         .executable(name: "idtool", targets: ["idtool-executable"]),
+        // For an app's tests and CI: `swift run keyring-sandbox -- swift test` runs them with a
+        // throwaway, unlocked keyring in a private D-Bus session. Foundation and Glibc only.
+        .executable(name: "keyring-sandbox", targets: ["keyring-sandbox"]),
     ],
     targets: [
         .systemLibrary(
@@ -33,6 +36,7 @@ let package = Package(
             name: "idtool-executable", dependencies: ["idtool"], path: "Sources/idtool/Executable",
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]),
+        .executableTarget(name: "keyring-sandbox"),
         // The subprocess runner the test targets share; not part of any product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret", "TestSupport"]),
@@ -46,6 +50,8 @@ let package = Package(
         .testTarget(
             name: "FaultTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"],
             exclude: ["fault-table.md"]),
+        // keyring-sandbox, run as a built binary against the real gnome-keyring it starts.
+        .testTarget(name: "KeyringSandboxTests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
