@@ -206,19 +206,40 @@ static inline SecretValue *kr_portal_retrieve_secret(GCancellable *cancellable, 
             g_set_error_literal(error, G_IO_ERROR, response.response == 1 ? G_IO_ERROR_CANCELLED : G_IO_ERROR_FAILED,
                                 response.response == 1 ? "the Secret portal's request was cancelled" : "the Secret portal's request failed");
         } else {
-            // The backend wrote the secret and closed its end before it answered.
-            guchar *buffer = g_malloc0(65);  // one more than needed: a longer answer is an error
+            // The backend wrote the secret before it answered. Read its 64 bytes as libsecret does, without
+            // waiting for the end of the pipe (another holder of the write end would keep it open), and
+            // never past the call's deadline: the read end is non-blocking, polled with the cancellable.
+            guchar *buffer = g_malloc0(65);
             gsize count = 0;
-            while (count < 65) {
-                gssize got = read(fds[0], buffer + count, 65 - count);
-                if (got < 0 && errno == EINTR) continue;
-                if (got <= 0) break;
-                count += (gsize)got;
+            gboolean stopped = FALSE;
+            (void)g_unix_set_fd_nonblocking(fds[0], TRUE, NULL);
+            GPollFD polls[2] = { { fds[0], G_IO_IN | G_IO_HUP | G_IO_ERR, 0 }, { -1, 0, 0 } };
+            gint npolls = cancellable && g_cancellable_make_pollfd(cancellable, &polls[1]) ? 2 : 1;
+            while (count < 64) {
+                gssize got = read(fds[0], buffer + count, 64 - count);
+                if (got > 0) {
+                    count += (gsize)got;
+                    continue;
+                }
+                if (got == 0) break;  // the end of the pipe
+                if (errno == EINTR) continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK) break;
+                if (g_cancellable_is_cancelled(cancellable)) {
+                    stopped = TRUE;
+                    break;
+                }
+                polls[0].revents = 0;
+                if (npolls == 2) polls[1].revents = 0;
+                (void)g_poll(polls, npolls, -1);
             }
-            if (count == 64)
+            if (npolls == 2) g_cancellable_release_fd(cancellable);
+            if (stopped)
+                g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled while reading the Secret portal's secret");
+            else if (count == 64)
                 password = secret_value_new((const gchar *)buffer, 64, "text/plain");
             else
-                g_set_error(error, SECRET_ERROR, SECRET_ERROR_PROTOCOL, "the Secret portal returned %zu bytes, not 64", (size_t)count);
+                // Not SECRET_ERROR: that reads as a damaged keyring file, and the file is fine.
+                g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "the Secret portal returned %zu bytes of its secret, not 64", (size_t)count);
             memset(buffer, 0, 65);
             g_free(buffer);
         }

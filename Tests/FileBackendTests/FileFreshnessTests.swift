@@ -44,9 +44,10 @@ struct FileFreshnessTests {
     }
 
     /// Waits until the file's last change is older than the reader's margin for coarse timestamps
-    /// (2 s), then reads once: from then on `stat` alone must tell a change. Not a timed assertion.
+    /// (3 s, `FileIdentity.settleMargin`), then reads once: from then on `stat` alone must tell a
+    /// change. Not a timed assertion.
     func settle(_ store: SecretStore, expecting value: String) throws {
-        usleep(2_200_000)
+        usleep(3_200_000)
         #expect(try store.object(forKey: .valueData) == value)
     }
 

@@ -18,11 +18,12 @@ struct FilePortalTests {
     /// A running stand-in portal whose per-app secret derives from `seed`.
     final class Portal {
         let child: ChildProcess
-        init(seed: String, in sandbox: FileKeyringSandbox, responseFirst: Bool = false) throws {
+        /// `mode`: "response-first", "short" (10 bytes, not 64) or "hold-open" (the pipe's write end kept open).
+        init(seed: String, in sandbox: FileKeyringSandbox, mode: String? = nil) throws {
             let ready = sandbox.root.appendingPathComponent("portal-ready-\(UUID().uuidString)").path
             child = try ChildProcess(
                 "/usr/bin/python3",
-                Self.arguments(FilePortalTests.standIn, seed, ready) + (responseFirst ? Self.arguments("response-first") : []),
+                Self.arguments(FilePortalTests.standIn, seed, ready) + (mode.map { Self.arguments($0) } ?? []),
                 environment: ProcessInfo.processInfo.environment)
             // It writes the file once it owns the portal's name; it exits at once if it cannot.
             for _ in 0..<1000 where access(ready, F_OK) != 0 {
@@ -113,7 +114,7 @@ struct FilePortalTests {
         try requireBus()
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let portal = try Portal(seed: "app-secret-1", in: sandbox, responseFirst: true)
+        let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "response-first")
         defer { _ = try? portal.stop() }
         let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
         let id = uniqueName("portal")
@@ -125,5 +126,40 @@ struct FilePortalTests {
         #expect(set.status == 0, "\(set.status): \(set.stderr)")
         let get = try idtool(["item", "get", "--timeout", "5", id])
         #expect(get.status == 0 && get.text == "first", "\(get.status): \(get.stderr)")
+    }
+
+    /// libsecret reads the portal's 64 bytes and does not wait for the pipe's end; a backend that keeps
+    /// its write end open (a forked child holding it) must not hang the open past the deadline.
+    @Test("a portal whose pipe stays open after the 64 bytes is read without waiting for its end")
+    func portalHoldsPipeOpen() throws {
+        try requireBus()
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "hold-open")
+        defer { _ = try? portal.stop() }
+        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
+        let id = uniqueName("portal")
+        let set = try ChildProcess.run(
+            "/usr/bin/timeout", ["30", binary, "item", "set", "--timeout", "5", id], stdin: Data("kept".utf8), environment: sandboxed(sandbox))
+        #expect(set.status == 0, "\(set.status): \(set.stderr)")
+        let get = try ChildProcess.run("/usr/bin/timeout", ["30", binary, "item", "get", "--timeout", "5", id], environment: sandboxed(sandbox))
+        #expect(get.status == 0 && get.text == "kept", "\(get.status): \(get.stderr)")
+    }
+
+    /// A portal fault says nothing about the keyring file: not "damaged" (65, which tells the user to
+    /// reset the file), but unavailable (69), and the file is left as it was.
+    @Test("a portal that hands out 10 bytes instead of 64 is an unavailable keyring (69), not a damaged file")
+    func portalShortSecret() throws {
+        try requireBus()
+        let sandbox = try FileKeyringSandbox()
+        defer { sandbox.remove() }
+        let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "short")
+        defer { _ = try? portal.stop() }
+        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
+        let get = try ChildProcess.run(
+            "/usr/bin/timeout", ["30", binary, "item", "get", "--timeout", "5", uniqueName("portal")], environment: sandboxed(sandbox))
+        #expect(get.status == 69, "\(get.status): \(get.stderr)")
+        #expect(get.stderr.contains("10 bytes"), "\(get.stderr)")
+        #expect(!get.stderr.contains("damaged"), "\(get.stderr)")
     }
 }

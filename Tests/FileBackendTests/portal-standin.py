@@ -17,6 +17,7 @@ arrived (the real portal answers after the user's interaction, never at once), s
 sends the Response a few times, spaced out; libsecret acts on the first it sees and unsubscribes.
 """
 import hashlib
+import os
 import sys
 import time
 
@@ -25,8 +26,12 @@ from jeepney.bus_messages import message_bus
 from jeepney.io.blocking import open_dbus_connection
 
 seed, ready_file = sys.argv[1], sys.argv[2]
-response_first = sys.argv[3:] == ["response-first"]
+mode = sys.argv[3] if len(sys.argv) > 3 else ""
+response_first = mode == "response-first"  # the Response before the call's reply, as a fast portal can
 secret = hashlib.sha512(seed.encode()).digest()  # 64 bytes, as libsecret requires
+if mode == "short":  # a broken backend: fewer bytes than a secret
+    secret = secret[:10]
+held = []  # mode "hold-open": write ends kept open after the secret, as a backend that forks can
 
 conn = open_dbus_connection(bus="SESSION", enable_fds=True)
 owned = conn.send_and_get_reply(message_bus.RequestName("org.freedesktop.portal.Desktop", 4))
@@ -61,8 +66,12 @@ while True:
         path = "/org/freedesktop/portal/desktop/request/" + sender[1:].replace(".", "_") + "/" + token
         if not response_first:
             conn.send(new_method_return(msg, "o", (path,)))
-        with fd.to_file("wb") as pipe:
-            pipe.write(secret)
+        if mode == "hold-open":
+            held.append(fd.to_raw_fd())
+            os.write(held[-1], secret)
+        else:
+            with fd.to_file("wb") as pipe:
+                pipe.write(secret)
         response = new_signal(DBusAddress(path, interface="org.freedesktop.portal.Request"), "Response", "ua{sv}", (0, {}))
         # Sent to the caller alone, as the portal does: libsecret subscribes without a match rule.
         response.header.fields[HeaderFields.destination] = sender

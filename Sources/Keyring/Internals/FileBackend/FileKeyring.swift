@@ -244,7 +244,7 @@ struct FileKeyring: ~Copyable {
         let collection = try collection()
         pending.edited = false
         try writing { kr_file_collection_write(collection, cancellable, $0) }
-        try snapshot.wrote(cancellable: cancellable)
+        snapshot.wrote(cancellable: cancellable)
     }
 
     /// Stores under exactly `attributes`: the item with exactly these gets the new label and secret
@@ -342,6 +342,9 @@ extension KeyringError {
         } else if domain == kr_secret_error_quark() && (message.contains("mac") || message.contains("decrypt")) {
             // Every item's MAC is keyed by the master key: a failed check is the wrong key (or a damaged item).
             self = .wrongKey(path: path)
+        } else if domain == kr_secret_error_quark() && (message.contains("portal") || message.contains("derive key")) {
+            // libsecret's "invalid password returned from portal", "couldn't derive key": the file is fine.
+            self = .keyringFileUnavailable(path: path, detail: message)
         } else if domain == kr_secret_error_quark() {
             self = .keyringFileDamaged(path: path, detail: message)
         } else if domain == kr_io_error_quark() && code == Int32(G_IO_ERROR_INVALID_ARGUMENT.rawValue)

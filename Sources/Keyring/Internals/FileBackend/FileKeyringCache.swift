@@ -33,11 +33,12 @@ struct FileIdentity: Equatable {
     /// no earlier than the read's time minus one tick; a ctime older than that by a margin that covers
     /// the coarsest common tick (2 s) and a file-system clock a little behind ours cannot be a later
     /// change's. Younger files are compared byte for byte instead (a few microseconds for a keyring file).
-    static let settleMargin: Int64 = 2_000_000_000
+    /// 3 s: a second of slack over that tick, for the coarse clock's lag.
+    static let settleMargin: Int64 = 3_000_000_000
 
     /// Whether `stat` alone proves that a file with this identity is unchanged since `readStart`
     /// (CLOCK_REALTIME in nanoseconds, taken before the read).
-    func isSettled(readStart: Int64) -> Bool { changed <= readStart - Self.settleMargin }
+    func isSettled(readStart: Int64) -> Bool { changed < readStart - Self.settleMargin }
 
     /// CLOCK_REALTIME in nanoseconds: the clock file systems stamp from.
     static func now() -> Int64 {
@@ -115,14 +116,15 @@ final class FileKeyringSnapshot: @unchecked Sendable {
 
     /// After this process wrote the collection: the file as written becomes the snapshot, so the next
     /// operation stays warm. Not kept when the file read back is not what the collection holds (another
-    /// program, which takes no file lock, wrote after us) or cannot be read.
-    func wrote(cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) {
+    /// program, which takes no file lock, wrote after us) or cannot be read. Never throws: the change
+    /// is on disk, and a deadline that fires now must not report it as failed.
+    func wrote(cancellable: UnsafeMutablePointer<GCancellable>) {
         keepable = false
         let start = FileIdentity.now()
         guard let (identity, bytes) = Self.contents(path: path), kr_keyring_file_check(bytes, gsize(bytes.count)) == KR_FILE_OK,
-            holds(bytes)
+            holds(bytes), let items = try? decrypt(cancellable: cancellable)
         else { return }
-        items = try decrypt(cancellable: cancellable)
+        self.items = items
         self.identity = identity
         self.bytes = bytes
         settled = identity.isSettled(readStart: start)
