@@ -254,11 +254,17 @@ static inline SecretValue *kr_portal_retrieve_secret(GCancellable *cancellable, 
 
 /// A file backend on `collection` (taking a reference), made without libsecret's own init; NULL when
 /// this libsecret's SecretFileBackend is laid out otherwise than `kr_file_backend_collection` checks.
-static inline SecretBackend *kr_file_backend_with_collection(GType type, GObject *collection) {
-    struct kr_file_backend_layout { GObject parent; GObject *collection; };
+struct kr_file_backend_layout { GObject parent; GObject *collection; };
+
+/// Whether `type` is libsecret's SecretFileBackend with room for the layout above.
+static inline gboolean kr_file_backend_layout_fits(GType type) {
     GTypeQuery query;
     g_type_query(type, &query);
-    if (g_type_from_name("SecretFileBackend") != type || query.instance_size < sizeof(struct kr_file_backend_layout)) return NULL;
+    return g_type_from_name("SecretFileBackend") == type && query.instance_size >= sizeof(struct kr_file_backend_layout);
+}
+
+static inline SecretBackend *kr_file_backend_with_collection(GType type, GObject *collection) {
+    if (!kr_file_backend_layout_fits(type)) return NULL;
     GObject *backend = g_object_new(type, "flags", SECRET_SERVICE_NONE, NULL);
     struct kr_file_backend_layout *layout = (struct kr_file_backend_layout *)backend;
     if (layout->collection != NULL) {
@@ -275,7 +281,8 @@ static inline SecretBackend *kr_file_backend_with_collection(GType type, GObject
 static inline SecretBackend *kr_file_backend_open_portal(GType type, GCancellable *cancellable, gboolean *handled, GError **error) {
     *handled = FALSE;
     GType (*collection_type)(void) = (GType (*)(void))dlsym(RTLD_DEFAULT, "secret_file_collection_get_type");
-    if (!collection_type || g_type_from_name("SecretFileBackend") != type) return NULL;
+    // Checked before the portal is asked: a libsecret laid out otherwise runs its own init instead.
+    if (!collection_type || !kr_file_backend_layout_fits(type)) return NULL;
     *handled = TRUE;
     const gchar *test = g_getenv("SECRET_FILE_TEST_PATH");
     gchar *path = test && *test ? g_strdup(test) : g_build_filename(g_get_user_data_dir(), "keyrings", "default.keyring", NULL);

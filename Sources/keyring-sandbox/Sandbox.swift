@@ -339,7 +339,10 @@ final class Sandbox {
             let pids = stragglers(marker)
             if pids.isEmpty { return }
             for pid in pids { kill(pid, signal) }
-            for _ in 0..<100 where !stragglers(marker).isEmpty { _ = pause(milliseconds: 20) }
+            for _ in 0..<100 {
+                if stragglers(marker).isEmpty { break }
+                _ = pause(milliseconds: 20)
+            }
         }
     }
 

@@ -104,8 +104,14 @@ final class FileKeyringSnapshot: @unchecked Sendable {
     /// is settled, the same bytes. Never throws: anything unclear reads again.
     func isCurrent(path: String) -> Bool {
         guard keepable, path == self.path, Self.passwordDigest() == password else { return false }
+        // open + fstat rather than stat: on NFS an open revalidates the attribute cache (close-to-open
+        // consistency), so another host's write is seen; a bare stat may answer from a cache up to a minute old.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT && identity == nil && bytes == nil }
         var info = stat()
-        guard stat(path, &info) == 0 else { return errno == ENOENT && identity == nil && bytes == nil }
+        let stated = fstat(fd, &info) == 0
+        close(fd)
+        guard stated else { return false }
         guard let identity, FileIdentity(info) == identity else { return false }
         if settled { return true }
         let start = FileIdentity.now()
