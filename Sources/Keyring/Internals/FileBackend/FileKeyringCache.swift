@@ -128,9 +128,9 @@ final class FileKeyringSnapshot: @unchecked Sendable {
         keepable = false
         let start = FileIdentity.now()
         guard let (identity, bytes) = Self.contents(path: path), kr_keyring_file_check(bytes, gsize(bytes.count)) == KR_FILE_OK,
-            holds(bytes), let items = try? decrypt(cancellable: cancellable)
+            holds(bytes)
         else { return }
-        self.items = items
+        do { items = try decrypt(cancellable: cancellable) } catch { return }
         self.identity = identity
         self.bytes = bytes
         settled = identity.isSettled(readStart: start)
