@@ -58,6 +58,13 @@ struct FilePortalTests {
         return environment
     }
 
+    /// Sandboxed idtool under coreutils' timeout as a watchdog: a lost Response or a pipe read that
+    /// never ends is a hang that --timeout did not end (exit 124).
+    func watchedIdtool(_ arguments: [String], stdin: Data? = nil, in sandbox: FileKeyringSandbox) throws -> ChildResult {
+        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
+        return try ChildProcess.run("/usr/bin/timeout", ["30", binary] + arguments, stdin: stdin, environment: sandboxed(sandbox))
+    }
+
     func requireBus() throws {
         let address = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
         try #require(!address.isEmpty, "the portal stand-in needs a session bus: run this under scripts/with-keyring")
@@ -116,15 +123,10 @@ struct FilePortalTests {
         defer { sandbox.remove() }
         let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "response-first")
         defer { _ = try? portal.stop() }
-        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
         let id = uniqueName("portal")
-        // coreutils' timeout as a watchdog: a lost Response is a hang that --timeout did not end.
-        func idtool(_ arguments: [String], stdin: Data? = nil) throws -> ChildResult {
-            try ChildProcess.run("/usr/bin/timeout", ["30", binary] + arguments, stdin: stdin, environment: sandboxed(sandbox))
-        }
-        let set = try idtool(["item", "set", "--timeout", "5", id], stdin: Data("first".utf8))
+        let set = try watchedIdtool(["item", "set", "--timeout", "5", id], stdin: Data("first".utf8), in: sandbox)
         #expect(set.status == 0, "\(set.status): \(set.stderr)")
-        let get = try idtool(["item", "get", "--timeout", "5", id])
+        let get = try watchedIdtool(["item", "get", "--timeout", "5", id], in: sandbox)
         #expect(get.status == 0 && get.text == "first", "\(get.status): \(get.stderr)")
     }
 
@@ -137,12 +139,10 @@ struct FilePortalTests {
         defer { sandbox.remove() }
         let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "hold-open")
         defer { _ = try? portal.stop() }
-        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
         let id = uniqueName("portal")
-        let set = try ChildProcess.run(
-            "/usr/bin/timeout", ["30", binary, "item", "set", "--timeout", "5", id], stdin: Data("kept".utf8), environment: sandboxed(sandbox))
+        let set = try watchedIdtool(["item", "set", "--timeout", "5", id], stdin: Data("kept".utf8), in: sandbox)
         #expect(set.status == 0, "\(set.status): \(set.stderr)")
-        let get = try ChildProcess.run("/usr/bin/timeout", ["30", binary, "item", "get", "--timeout", "5", id], environment: sandboxed(sandbox))
+        let get = try watchedIdtool(["item", "get", "--timeout", "5", id], in: sandbox)
         #expect(get.status == 0 && get.text == "kept", "\(get.status): \(get.stderr)")
     }
 
@@ -155,9 +155,7 @@ struct FilePortalTests {
         defer { sandbox.remove() }
         let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "short")
         defer { _ = try? portal.stop() }
-        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
-        let get = try ChildProcess.run(
-            "/usr/bin/timeout", ["30", binary, "item", "get", "--timeout", "5", uniqueName("portal")], environment: sandboxed(sandbox))
+        let get = try watchedIdtool(["item", "get", "--timeout", "5", uniqueName("portal")], in: sandbox)
         #expect(get.status == 69, "\(get.status): \(get.stderr)")
         #expect(get.stderr.contains("10 bytes"), "\(get.stderr)")
         #expect(!get.stderr.contains("damaged"), "\(get.stderr)")
