@@ -104,7 +104,7 @@ extension IdentifierResolver {
         do throws(KeyringError) {
             // The oldest identifier wins (`itemOrder`: by the second it was first made, ours first
             // within a second, then as every reader orders items).
-            // An identifier is not a secret: it may travel without the session's encryption (README, Security).
+            // An identifier is not a secret: it may travel without the session's encryption (DocC Keyring, "What the Secret Service protects").
             let found = try budget.call(mayPrompt: mayPrompt) { keyring throws(KeyringError) in
                 try keyring.readAllNonSecret(scope.keyringAttributes)
             }
@@ -155,7 +155,7 @@ extension IdentifierResolver {
     func gatherFacts(_ budget: Budget, quarantine: Bool) -> Decision.Facts {
         // A backup that holds the identifier stands in for a locked keyring without an unlock
         // dialog: an app's start should not ask for the keyring password just for its identifier
-        // (README, "Unlocking"). Without one, the keyring's unlock policy applies.
+        // (DocC Keyring, "Unlocking, timeouts and concurrency"). Without one, the keyring's unlock policy applies.
         var backupHoldsValue = false
         if case .present = backup?.read(quarantine: false) ?? .absent { backupHoldsValue = true }
         var keyringNow = readKeyring(budget, mayPrompt: !backupHoldsValue)
