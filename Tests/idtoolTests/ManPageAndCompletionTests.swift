@@ -376,6 +376,22 @@ struct InterfaceTableTests {
         }
     }
 
+    /// The bash and zsh completions insert words, option names and choice values unquoted (fish
+    /// quotes them), so the table may hold only characters no shell treats specially.
+    @Test("every command word, option name and choice value is shell-safe, so the completions may insert it unquoted")
+    func tableWordsAreShellSafe() {
+        let safe = /[A-Za-z0-9][A-Za-z0-9:._-]*/
+        for command in Interface.commands {
+            for word in command.words { #expect(word.wholeMatch(of: safe) != nil, "command word \(word)") }
+            for option in command.options + Interface.topLevelOptions {
+                #expect(option.name.wholeMatch(of: /--?[A-Za-z0-9-]+/) != nil, "option \(option.name)")
+                for choice in option.choices {
+                    #expect(choice.value.wholeMatch(of: safe) != nil, "\(command.name) \(option.name) value \(choice.value)")
+                }
+            }
+        }
+    }
+
     @Test("--generate is hidden from --help and takes man or completion bash|zsh|fish")
     func generate() throws {
         #expect(try CommandLineParser.parse(["--generate", "man"], environment: [:]) == .generate(.man))
