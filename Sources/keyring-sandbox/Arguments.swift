@@ -76,8 +76,9 @@ let usage = """
     libsecret's test variables (SECRET_BACKEND, SECRET_FILE_TEST_PATH, SECRET_FILE_TEST_PASSWORD).
     COMMAND also gets KEYRING_SANDBOX_ROOT (the temporary directory) and KEYRING_SANDBOX_PROVIDER.
 
-    SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to COMMAND. When it ends, the provider and the
-    bus are stopped, with any process still carrying this run's KEYRING_SANDBOX_ROOT.
+    SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to keyring-sandbox are forwarded to COMMAND; a
+    terminal's Ctrl-C reaches COMMAND directly, once. When it ends, the provider and the bus are
+    stopped, with any process still carrying this run's KEYRING_SANDBOX_ROOT.
 
     Options:
       --provider NAME  gnome-keyring (the default: gnome-keyring-daemon --unlock on a new login

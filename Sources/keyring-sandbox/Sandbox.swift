@@ -307,10 +307,13 @@ final class Sandbox {
             return error.code == ENOENT ? 127 : 126
         }
         var set = waitedSignals()
+        var info = siginfo_t()
         while true {
             if let status = reapIfEnded(pid) { return status }
-            let signal = sigwaitinfo(&set, nil)
-            if forwardedSignals.contains(signal) { kill(pid, signal) }
+            let signal = sigwaitinfo(&set, &info)
+            // Only what was sent to this process alone (kill, sigqueue: si_code <= 0). A terminal's
+            // Ctrl-C (SI_KERNEL) went to the whole foreground group and already reached the command.
+            if forwardedSignals.contains(signal) && info.si_code <= 0 { kill(pid, signal) }
         }
     }
 

@@ -158,6 +158,54 @@ struct KeyringSandboxTests {
         try Sandbox.killDuringRun(target: .sandbox, signal: SIGINT)
     }
 
+    /// A terminal's Ctrl-C goes to the whole foreground process group, the command included. The
+    /// sandbox forwards only signals sent to it alone, so the command gets this one once, from the
+    /// kernel, and never a second copy from the sandbox (a handler that counts would see two).
+    @Test("Ctrl-C in a terminal reaches the command once: the sandbox does not forward what the terminal already sent")
+    func terminalInterruptIsNotForwardedAgain() throws {
+        let binary = try Sandbox.binary()
+        let tmp = try Sandbox.makeTmp()
+        defer { try? FileManager.default.removeItem(at: tmp) }
+        let ready = tmp.appendingPathComponent("ready").path
+        let seen = tmp.appendingPathComponent("seen").path
+        // The command: SIGINT blocked, each one taken with its sender; it ends 2 s after the first.
+        let command = """
+            import os, signal, time
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            open(os.environ["READY"] + ".new", "w").close(); os.rename(os.environ["READY"] + ".new", os.environ["READY"])
+            seen, end = [], time.monotonic() + 60
+            while time.monotonic() < end:
+                info = signal.sigtimedwait({signal.SIGINT}, 0.1)
+                if info: seen.append("%d %d" % (info.si_code, info.si_pid)); end = min(end, time.monotonic() + 2)
+            open(os.environ["SEEN"], "w").write("\\n".join(seen))
+            """
+        // The terminal: keyring-sandbox as the session leader of a pseudo-terminal, one ^C typed.
+        let terminal = """
+            import os, pty, select, sys, time
+            pid, fd = pty.fork()
+            if pid == 0: os.execv(sys.argv[1], sys.argv[1:])
+            sent, end = False, time.monotonic() + 120
+            while time.monotonic() < end:
+                if not sent and os.path.exists(os.environ["READY"]): os.write(fd, b"\\x03"); sent = True
+                if select.select([fd], [], [], 0.05)[0]:
+                    try:
+                        if not os.read(fd, 4096): break
+                    except OSError: break
+            _, status = os.waitpid(pid, 0)
+            print(pid, os.waitstatus_to_exitcode(status), sent)
+            """
+        let result = try ChildProcess.run(
+            "/usr/bin/python3", ["-c", terminal, binary.path, "--", "python3", "-c", command],
+            environment: Sandbox.environment(tmp: tmp, extra: ["READY": ready, "SEEN": seen]))
+        let fields = result.text.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        try #require(fields.count == 3 && fields[2] == "True", "the terminal never typed ^C: \(result.text) \(result.stderr)")
+        #expect(fields[1] == "0", "sandbox status \(fields[1]); stderr \(result.stderr)")
+        let received = try String(contentsOfFile: seen, encoding: .utf8).split(separator: "\n")
+        #expect(!received.isEmpty, "the command never got the terminal's SIGINT")
+        // si_pid 0 with SI_KERNEL is the terminal's; the sandbox's pid would be a forwarded copy.
+        #expect(!received.contains { $0.split(separator: " ").last.map(String.init) == fields[0] }, "forwarded again: \(received)")
+    }
+
     @Test("SIGTERM to the sandbox: it is forwarded, the sandbox exits 143 and stops its bus and provider", arguments: Provider.all)
     func sandboxSIGTERMIsForwarded(provider: Provider) throws {
         try Sandbox.killDuringRun(target: .sandbox, provider: provider.name, daemon: provider.processName)
