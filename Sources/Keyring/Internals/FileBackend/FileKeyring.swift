@@ -204,19 +204,12 @@ struct FileKeyring: ~Copyable {
         }
     }
 
+    /// The file's bytes as read, even when another writer changed it meanwhile; nil when unreadable.
     private static func contents(of path: String) -> [UInt8]? {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { return nil }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
+        return try? FileKeyringSnapshot.read(fd, path: path).bytes
     }
 
     /// Every item, decrypted, oldest first: the snapshot's, or the collection's once this operation edited it.

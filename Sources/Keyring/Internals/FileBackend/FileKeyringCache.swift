@@ -239,8 +239,9 @@ final class FileKeyringSnapshot: @unchecked Sendable {
         }
     }
 
-    /// All of `fd`'s bytes, and its identity when a change in place during the read did not move it (else nil).
-    private static func read(_ fd: Int32, path: String) throws(KeyringError) -> (FileIdentity?, [UInt8]) {
+    /// All of `fd`'s bytes, and its identity when a change in place during the read did not move it
+    /// (else nil). The one reader of a keyring file's bytes.
+    static func read(_ fd: Int32, path: String) throws(KeyringError) -> (identity: FileIdentity?, bytes: [UInt8]) {
         var before = stat()
         guard fstat(fd, &before) == 0 else { throw .keyringFileUnavailable(path: path, detail: String(cString: strerror(errno))) }
         var bytes: [UInt8] = []
