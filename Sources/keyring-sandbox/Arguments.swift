@@ -77,7 +77,8 @@ let usage = """
     COMMAND also gets KEYRING_SANDBOX_ROOT (the temporary directory) and KEYRING_SANDBOX_PROVIDER.
 
     SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to keyring-sandbox are forwarded to COMMAND; a
-    terminal's Ctrl-C reaches COMMAND directly, once. When it ends, the provider and the bus are
+    terminal's Ctrl-C reaches COMMAND directly, once. One that keyring-sandbox started with ignored
+    (nohup) stays ignored, in COMMAND too. When it ends, the provider and the bus are
     stopped, with any process still carrying this run's KEYRING_SANDBOX_ROOT.
 
     Options:

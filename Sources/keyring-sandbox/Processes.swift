@@ -7,8 +7,16 @@ import Glibc
 #endif
 
 /// The signals the sandbox forwards to the command; blocked in every thread of this process and
-/// taken with sigtimedwait, so no handler runs and none is ever missed.
-let forwardedSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+/// taken with sigtimedwait, so no handler runs and none is ever missed. One this process started
+/// with ignored (`nohup`, a shell's background job) stays ignored, here and in the command, as it
+/// would be without the sandbox. Read at the first use, before anything changes a disposition.
+let forwardedSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT].filter { !startedIgnored($0) }
+
+private func startedIgnored(_ signal: Int32) -> Bool {
+    var current = sigaction()
+    guard sigaction(signal, nil, &current) == 0 else { return false }
+    return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+}
 
 /// The set the main loop waits on: the forwarded signals and SIGCHLD.
 func waitedSignals() -> sigset_t {

@@ -158,6 +158,39 @@ struct KeyringSandboxTests {
         try Sandbox.killDuringRun(target: .sandbox, signal: SIGINT)
     }
 
+    /// `nohup keyring-sandbox -- CMD` must not die of a hang-up, nor make CMD die of one: a signal
+    /// the sandbox started with ignored is neither forwarded nor reset to its default for CMD.
+    @Test("under nohup, SIGHUP to the sandbox or the command kills neither; SIGTERM still ends the run with 143")
+    func nohupKeepsHangUpIgnored() throws {
+        let binary = try Sandbox.binary()
+        let tmp = try Sandbox.makeTmp()
+        defer { try? FileManager.default.removeItem(at: tmp) }
+        let ready = tmp.appendingPathComponent("ready").path
+        let script = #"printf '%s\n' "$$" > "$READY.new" && mv "$READY.new" "$READY" && exec sleep 600"#
+        let child = try ChildProcess(
+            "/usr/bin/nohup", [binary.path, "--", "sh", "-c", script].map { Array($0.utf8) },
+            environment: Sandbox.environment(tmp: tmp, extra: ["READY": ready]))
+        var commandPID: pid_t?
+        for _ in 0..<1200 where commandPID == nil {  // up to 60 s for the sandbox to start
+            commandPID = (try? String(contentsOfFile: ready, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if commandPID == nil { usleep(50_000) }
+        }
+        guard let commandPID else {
+            kill(child.pid, SIGKILL)
+            Issue.record("the command never ran: \(try child.wait().stderr)")
+            return
+        }
+        kill(child.pid, SIGHUP)
+        kill(commandPID, SIGHUP)
+        // Long enough for a default SIGHUP to have killed either (it acts at once).
+        usleep(500_000)
+        #expect(kill(child.pid, 0) == 0, "the sandbox died of SIGHUP under nohup")
+        #expect(kill(commandPID, 0) == 0, "the command died of SIGHUP under nohup")
+        kill(child.pid, SIGTERM)
+        let result = try child.wait()
+        #expect(result.status == 143, "status \(result.status), stderr \(result.stderr)")
+    }
+
     /// A terminal's Ctrl-C goes to the whole foreground process group, the command included. The
     /// sandbox forwards only signals sent to it alone, so the command gets this one once, from the
     /// kernel, and never a second copy from the sandbox (a handler that counts would see two).
