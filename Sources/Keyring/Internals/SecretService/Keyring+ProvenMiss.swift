@@ -15,7 +15,11 @@ extension Keyring {
     ) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes, requireOne: true)
         // The file backend has no locked state: what it lists is all there is.
-        if usesFileBackend { return try fileSearch(attributes).filter(keep) }
+        if usesFileBackend {
+            let kept = try fileSearch(attributes).filter(keep)
+            if kept.contains(where: \.isLocked) || (kept.isEmpty && status().isLocked) { throw .locked(itemExists: !kept.isEmpty) }
+            return kept
+        }
         return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [KeyringItem] in
             let kept = try call.search(attributes).filter(keep)
             if kept.isEmpty || kept.contains(where: \.isLocked) { try call.throwIfLockedMiss(kept) }
