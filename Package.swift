@@ -54,6 +54,9 @@ let package = Package(
         .testTarget(
             name: "FaultTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"],
             exclude: ["fault-table.md"]),
+        // The keyring contract: the same tests against KeyringTesting's in-memory keyring and the
+        // real provider of the harness they run in.
+        .testTarget(name: "KeyringContractTests", dependencies: ["Keyring", "KeyringTesting", "DeviceIdentity", "TestSupport"]),
         // keyring-sandbox, run as a built binary against the real gnome-keyring it starts.
         .testTarget(name: "KeyringSandboxTests", dependencies: ["TestSupport"]),
     ],
