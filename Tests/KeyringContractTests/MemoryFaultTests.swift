@@ -1,0 +1,86 @@
+// The memory keyring's injected faults and content types. The real counterparts (no bus, no
+// Secret Service, a hung or restarted daemon, a refused write) are FaultTests' against real
+// daemons; these check that the memory keyring reports each one with the same typed error.
+import DeviceIdentity
+import Foundation
+import Keyring
+import KeyringTesting
+import Testing
+
+@Suite("The memory keyring's faults and content types")
+struct MemoryFaultTests {
+    @Test("each injected fault is the typed error a real session gives, and clears")
+    func faultsAreTyped() throws {
+        let memory = MemoryKeyring()
+        let store = try SecretStore(identifier: uniqueID("fault"), keyring: Keyring(memory: memory, timeout: .seconds(7)))
+        try store.setObject("kept", forKey: .valueData)
+        memory.inject(.noSessionBus)
+        guard case .noSessionBus = keyringError({ try store.object(forKey: .valueData) }) else { Issue.record("not noSessionBus"); return }
+        memory.inject(.noSecretService)
+        #expect(keyringError { try store.object(forKey: .valueData) } == .noSecretService)
+        #expect(Keyring(memory: memory).status().isReachable == false)
+        memory.inject(.timeout)
+        #expect(keyringError { try store.object(forKey: .valueData) } == .timedOut(seconds: 7))
+        memory.inject(.writeFails)
+        #expect(try store.object(forKey: .valueData) == "kept", "reads work while writes fail")
+        guard case .serviceFailure = keyringError({ try store.setObject("new", forKey: .valueData) }) else {
+            Issue.record("not serviceFailure")
+            return
+        }
+        #expect(try store.object(forKey: .valueData) == "kept", "a failed write changes nothing")
+        memory.inject(nil)
+        try store.setObject("new", forKey: .valueData)
+        #expect(try store.object(forKey: .valueData) == "new")
+    }
+
+    @Test("a fault injected for one call hits that call only")
+    func oneShotFault() throws {
+        let memory = MemoryKeyring()
+        let keyring = Keyring(memory: memory)
+        memory.inject(.timeout, times: 1)
+        #expect(keyringError { try keyring.lookup(["service": "x"]) } == .timedOut(seconds: 25))
+        #expect(try keyring.lookup(["service": "x"]) == nil)
+    }
+
+    @Test("no bus is headless for the resolver (a backup-only identifier); no Secret Service after one served is unreachable")
+    func resolverFaults() throws {
+        let memory = MemoryKeyring()
+        let backup = FileManager.default.temporaryDirectory.appendingPathComponent("memory-fault-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: backup) }
+        let resolver = try IdentifierResolver(
+            scope: .app("memory.fault.\(UUID().uuidString)"), keyring: Keyring(memory: memory), backup: .directory(backup.path))
+        memory.inject(.timeout)
+        #expect(throws: IdentityError.self, "a timed-out keyring never yields a new identifier") { try resolver.identifier() }
+        memory.inject(nil)
+        let id = try resolver.identifier()
+        memory.inject(.noSecretService)
+        #expect(try resolver.identifier() == id, "the backup serves while the keyring is unreachable")
+        memory.inject(nil)
+        #expect(try resolver.identifier() == id)
+    }
+
+    @Test("content types: SecretStore writes application/octet-stream, Keyring.store text/plain unless told")
+    func contentTypes() throws {
+        let memory = MemoryKeyring()
+        let keyring = Keyring(memory: memory)
+        let id = uniqueID("types")
+        try SecretStore(identifier: id, keyring: keyring).setObject("v", forKey: .valueData)
+        try keyring.store(Data("t".utf8), attributes: ["service": id + ".t"], label: "t")
+        try keyring.store(Data("{}".utf8), attributes: ["service": id + ".j"], label: "j", contentType: "application/json")
+        let types = memory.items.map { memory.secret(of: $0)?.contentType }
+        #expect(types == ["application/octet-stream", "text/plain", "application/json"])
+    }
+
+    @Test("twins added by another client: the oldest wins, a locked collection hides neither")
+    func foreignTwins() throws {
+        let memory = MemoryKeyring()
+        let id = uniqueID("foreign")
+        memory.add(Data("young".utf8), attributes: ["service": id, "username": ""], created: Date(timeIntervalSince1970: 2000))
+        memory.add(Data("old".utf8), attributes: ["service": id, "username": ""], created: Date(timeIntervalSince1970: 1000))
+        let store = try SecretStore(identifier: id, keyring: Keyring(memory: memory, unlock: .never))
+        #expect(try store.object(forKey: .valueData) == "old")
+        memory.isLocked = true
+        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: true))
+        #expect(memory.promptCount == 0, ".never shows no prompt")
+    }
+}
