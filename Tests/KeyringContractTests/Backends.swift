@@ -17,6 +17,13 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
         ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"].map { $0.isEmpty ? [.memory] : [.memory, .real] } ?? [.memory]
     }
 
+    /// Those with a locked state: libsecret's file backend has none.
+    static var lockable: [Backend] { available.filter { $0 == .memory || !TestProvider.usesFileBackend } }
+
+    /// Those whose unlock prompts the test can answer: the memory keyring, and gnome-keyring
+    /// through gcr's mock prompter (KWallet's and KeePassXC's prompts cannot be driven headless).
+    static var promptable: [Backend] { lockable.filter { $0 == .memory || TestProvider.isGnomeKeyring } }
+
     var testDescription: String { self == .memory ? "memory" : "real: \(Self.realName)" }
 
     /// The real provider's name: gnome-keyring, kwallet, keepassxc or file.
@@ -47,8 +54,6 @@ final class Subject {
     var canLock: Bool { !isFile }
     /// Whether a locked collection's items are listed (as locked); KeePassXC hides them.
     var listsLockedItems: Bool { isMemory || TestProvider.listsLockedItems }
-    /// Whether unlock prompts can be answered: the memory keyring, and gnome-keyring with gcr's mock prompter.
-    var canAnswerPrompts: Bool { isMemory || (backend == .real && !isFile && TestProvider.isGnomeKeyring) }
 
     func keyring(timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) -> Keyring {
         if let memory { return Keyring(memory: memory, timeout: timeout, unlock: unlock) }
