@@ -86,7 +86,7 @@ struct ContractTests {
         #expect(try keyring.lookup(["service": id]) == Data("a".utf8))
     }
 
-    @Test("a locked keyring is never absent: reads, writes and resets throw .locked; search and status say locked", arguments: Backend.available)
+    @Test("a locked keyring is never absent: reads, writes and resets throw .locked; search and status say locked", arguments: Backend.lockable)
     func lockedIsNeverAbsent(backend: Backend) throws {
         let subject = try Subject(backend)
         let id = uniqueID("locked")

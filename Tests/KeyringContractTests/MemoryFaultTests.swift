@@ -42,7 +42,7 @@ struct MemoryFaultTests {
         #expect(try keyring.lookup(["service": "x"]) == nil)
     }
 
-    @Test("no bus is headless for the resolver (a backup-only identifier); no Secret Service after one served is unreachable")
+    @Test("a timed-out keyring never yields a new identifier; with no Secret Service the backup serves the one there is")
     func resolverFaults() throws {
         let memory = MemoryKeyring()
         let backup = FileManager.default.temporaryDirectory.appendingPathComponent("memory-fault-\(UUID().uuidString)")
