@@ -112,16 +112,3 @@ final class Subject {
 let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 func uniqueID(_ tag: String) -> String { "contract.\(tag).\(UUID().uuidString)" }
-
-/// The KeyringError `body` throws; records an issue when it returns or throws something else.
-func keyringError<T>(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) -> KeyringError? {
-    do {
-        let value = try body()
-        Issue.record("expected a KeyringError, but the call returned \(value)", sourceLocation: sourceLocation)
-    } catch let error as KeyringError {
-        return error
-    } catch {
-        Issue.record("expected a KeyringError, got \(error)", sourceLocation: sourceLocation)
-    }
-    return nil
-}

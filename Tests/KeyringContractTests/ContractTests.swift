@@ -99,11 +99,11 @@ struct ContractTests {
             try? store.reset()
         }
         let exists = subject.listsLockedItems
-        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: exists))
-        #expect(keyringError { try unknown.object(forKey: .valueData) } == .locked(itemExists: false))
-        #expect(keyringError { try store.setObject("overwrite", forKey: .valueData) } == .locked(itemExists: exists))
-        #expect(keyringError { try store.reset() } == .locked(itemExists: exists))
-        #expect(keyringError { try subject.keyring(unlock: .never).lookup(["service": id]) } == .locked(itemExists: exists))
+        #expect(throws: KeyringError.locked(itemExists: exists)) { try store.object(forKey: .valueData) }
+        #expect(throws: KeyringError.locked(itemExists: false)) { try unknown.object(forKey: .valueData) }
+        #expect(throws: KeyringError.locked(itemExists: exists)) { try store.setObject("overwrite", forKey: .valueData) }
+        #expect(throws: KeyringError.locked(itemExists: exists)) { try store.reset() }
+        #expect(throws: KeyringError.locked(itemExists: exists)) { try subject.keyring(unlock: .never).lookup(["service": id]) }
         let found = try subject.keyring().search(["service": id])
         // KeePassXC hides a locked database's items; gnome-keyring, KWallet and the memory keyring list them, locked.
         #expect(exists ? found.count == 1 && found.allSatisfy(\.isLocked) : found.isEmpty)
@@ -124,9 +124,9 @@ struct ContractTests {
 
             try subject.lock()
             try subject.answer(.dismiss)
-            #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: true, unlock: .dismissed))
+            #expect(throws: KeyringError.locked(itemExists: true, unlock: .dismissed)) { try store.object(forKey: .valueData) }
             try subject.answer(.ignore)
-            #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: true, unlock: .unanswered))
+            #expect(throws: KeyringError.locked(itemExists: true, unlock: .unanswered)) { try store.object(forKey: .valueData) }
             if !subject.isMemory { try subject.unlock(); try subject.lock() }
             try subject.answer(.unlock)
             #expect(try store.object(forKey: .valueData) == "kept")

@@ -15,18 +15,17 @@ struct MemoryFaultTests {
         let store = try SecretStore(identifier: uniqueID("fault"), keyring: Keyring(memory: memory, timeout: .seconds(7)))
         try store.setObject("kept", forKey: .valueData)
         memory.inject(.noSessionBus)
-        guard case .noSessionBus = keyringError({ try store.object(forKey: .valueData) }) else { Issue.record("not noSessionBus"); return }
+        let noBus = #expect(throws: KeyringError.self) { try store.object(forKey: .valueData) }
+        guard case .noSessionBus = noBus else { Issue.record("not noSessionBus: \(String(describing: noBus))"); return }
         memory.inject(.noSecretService)
-        #expect(keyringError { try store.object(forKey: .valueData) } == .noSecretService)
+        #expect(throws: KeyringError.noSecretService) { try store.object(forKey: .valueData) }
         #expect(Keyring(memory: memory).status().isReachable == false)
         memory.inject(.timeout)
-        #expect(keyringError { try store.object(forKey: .valueData) } == .timedOut(seconds: 7))
+        #expect(throws: KeyringError.timedOut(seconds: 7)) { try store.object(forKey: .valueData) }
         memory.inject(.writeFails)
         #expect(try store.object(forKey: .valueData) == "kept", "reads work while writes fail")
-        guard case .serviceFailure = keyringError({ try store.setObject("new", forKey: .valueData) }) else {
-            Issue.record("not serviceFailure")
-            return
-        }
+        let failedWrite = #expect(throws: KeyringError.self) { try store.setObject("new", forKey: .valueData) }
+        guard case .serviceFailure = failedWrite else { Issue.record("not serviceFailure: \(String(describing: failedWrite))"); return }
         #expect(try store.object(forKey: .valueData) == "kept", "a failed write changes nothing")
         memory.inject(nil)
         try store.setObject("new", forKey: .valueData)
@@ -38,7 +37,7 @@ struct MemoryFaultTests {
         let memory = MemoryKeyring()
         let keyring = Keyring(memory: memory)
         memory.inject(.timeout, times: 1)
-        #expect(keyringError { try keyring.lookup(["service": "x"]) } == .timedOut(seconds: 25))
+        #expect(throws: KeyringError.timedOut(seconds: 25)) { try keyring.lookup(["service": "x"]) }
         #expect(try keyring.lookup(["service": "x"]) == nil)
     }
 
@@ -80,7 +79,7 @@ struct MemoryFaultTests {
         let store = try SecretStore(identifier: id, keyring: Keyring(memory: memory, unlock: .never))
         #expect(try store.object(forKey: .valueData) == "old")
         memory.isLocked = true
-        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: true))
+        #expect(throws: KeyringError.locked(itemExists: true)) { try store.object(forKey: .valueData) }
         #expect(memory.promptCount == 0, ".never shows no prompt")
     }
 }
