@@ -62,9 +62,17 @@ public final class MemoryKeyring: Sendable {
     /// The creation lock (`Keyring.withCreationLock`); recursive, as Keyring calls inside take it again.
     let creation = NSRecursiveLock()
 
+    /// Whether a locked collection's items are hidden from searches, as KeePassXC hides a locked
+    /// database's; gnome-keyring and KWallet list them, marked locked.
+    public let hidesLockedItems: Bool
+
     /// An empty keyring with one default collection.
-    /// - Parameter locked: whether the collection starts locked (as a login keyring does after an automatic login).
-    public init(locked: Bool = false) {
+    /// - Parameters:
+    ///   - locked: whether the collection starts locked (as a login keyring does after an automatic login).
+    ///   - hidesLockedItems: true to hide a locked collection's items, as KeePassXC does (reads then
+    ///     throw `.locked(itemExists: false)`, never nil).
+    public init(locked: Bool = false, hidesLockedItems: Bool = false) {
+        self.hidesLockedItems = hidesLockedItems
         var initial = State()
         initial.locked = locked
         state = Mutex(initial)
@@ -282,8 +290,9 @@ package final class MemoryItems: LocalItems {
     }
 
     private func checked(_ found: [MemoryKeyring.Stored]) throws(KeyringError) -> [LocalItem] {
-        if locked && !mayList { throw .locked(itemExists: !found.isEmpty, unlock: outcome) }
-        return found.map { LocalItem(item: MemoryKeyring.item($0.item, locked: locked), secret: locked ? Data() : $0.secret) }
+        let visible = locked && keyring.hidesLockedItems ? [] : found
+        if locked && !mayList { throw .locked(itemExists: !visible.isEmpty, unlock: outcome) }
+        return visible.map { LocalItem(item: MemoryKeyring.item($0.item, locked: locked), secret: locked ? Data() : $0.secret) }
     }
 
     private func change() throws(KeyringError) {

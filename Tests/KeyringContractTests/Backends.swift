@@ -10,6 +10,8 @@ import TestSupport
 /// Which keyring a contract test runs against.
 enum Backend: String, Sendable, CustomTestStringConvertible {
     case memory
+    /// The memory keyring hiding a locked collection's items, as KeePassXC does.
+    case memoryHiding
     case real
 
     /// The in-memory keyring always; the real one only inside a harness (never the user's own keyring).
@@ -18,13 +20,19 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
     }
 
     /// Those with a locked state: libsecret's file backend has none.
-    static var lockable: [Backend] { available.filter { $0 == .memory || !TestProvider.usesFileBackend } }
+    static var lockable: [Backend] { [.memoryHiding] + available.filter { $0 == .memory || !TestProvider.usesFileBackend } }
 
     /// Those whose unlock prompts the test can answer: the memory keyring, and gnome-keyring
     /// through gcr's mock prompter (KWallet's and KeePassXC's prompts cannot be driven headless).
-    static var promptable: [Backend] { lockable.filter { $0 == .memory || TestProvider.isGnomeKeyring } }
+    static var promptable: [Backend] { lockable.filter { $0 != .real || TestProvider.isGnomeKeyring } }
 
-    var testDescription: String { self == .memory ? "memory" : "real: \(Self.realName)" }
+    var testDescription: String {
+        switch self {
+        case .memory: "memory"
+        case .memoryHiding: "memory, hiding locked items"
+        case .real: "real: \(Self.realName)"
+        }
+    }
 
     /// The real provider's name: gnome-keyring, kwallet, keepassxc or file.
     static var realName: String { TestProvider.usesFileBackend ? "file" : TestProvider.name }
@@ -39,7 +47,7 @@ final class Subject {
 
     init(_ backend: Backend) throws {
         self.backend = backend
-        memory = backend == .memory ? MemoryKeyring() : nil
+        memory = backend == .real ? nil : MemoryKeyring(hidesLockedItems: backend == .memoryHiding)
         if backend == .real {
             let root = ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? ""
             let home = ProcessInfo.processInfo.environment["HOME"] ?? ""
@@ -47,13 +55,12 @@ final class Subject {
         }
     }
 
-    var name: String { backend == .memory ? "memory" : Backend.realName }
-    var isMemory: Bool { backend == .memory }
+    var isMemory: Bool { backend != .real }
     var isFile: Bool { backend == .real && TestProvider.usesFileBackend }
     /// Whether the backend has a locked state (libsecret's file backend has none).
     var canLock: Bool { !isFile }
     /// Whether a locked collection's items are listed (as locked); KeePassXC hides them.
-    var listsLockedItems: Bool { isMemory || TestProvider.listsLockedItems }
+    var listsLockedItems: Bool { isMemory ? backend == .memory : TestProvider.listsLockedItems }
 
     func keyring(timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) -> Keyring {
         if let memory { return Keyring(memory: memory, timeout: timeout, unlock: unlock) }

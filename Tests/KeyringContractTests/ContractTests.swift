@@ -124,9 +124,9 @@ struct ContractTests {
 
             try subject.lock()
             try subject.answer(.dismiss)
-            #expect(throws: KeyringError.locked(itemExists: true, unlock: .dismissed)) { try store.object(forKey: .valueData) }
+            #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .dismissed)) { try store.object(forKey: .valueData) }
             try subject.answer(.ignore)
-            #expect(throws: KeyringError.locked(itemExists: true, unlock: .unanswered)) { try store.object(forKey: .valueData) }
+            #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .unanswered)) { try store.object(forKey: .valueData) }
             if !subject.isMemory { try subject.unlock(); try subject.lock() }
             try subject.answer(.unlock)
             #expect(try store.object(forKey: .valueData) == "kept")
