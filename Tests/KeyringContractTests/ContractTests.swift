@@ -171,4 +171,24 @@ struct ContractTests {
         try resolver.reset()
         try other.reset()
     }
+
+    @Test("migration: a legacy keyring item is adopted byte for byte and removed; a locked keyring hiding it mints nothing", arguments: [.memoryHiding] + Backend.available)
+    func migrationFromKeyringItem(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let keyring = subject.keyring(unlock: .never)
+        let legacy = ["service": uniqueID("legacy"), "username": "udid"]
+        let value = "  0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0\n"
+        let app = "contract.migrate.\(UUID().uuidString)"
+        let resolver = try IdentifierResolver(
+            scope: .app(app), migrations: [.keyringItem(legacy, removeAfterMigration: true)], keyring: keyring, backup: .none)
+        try keyring.store(Data(value.utf8), attributes: legacy, label: "legacy")
+        defer { try? resolver.reset() }
+        if subject.canLock {
+            try subject.lock()
+            #expect(throws: IdentityError.self, "a locked legacy item is never absent") { try resolver.identifier() }
+            try subject.unlock()
+        }
+        #expect(try resolver.identifier() == "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0")
+        #expect(try keyring.lookup(legacy) == nil, "removed after the verified migration")
+    }
 }

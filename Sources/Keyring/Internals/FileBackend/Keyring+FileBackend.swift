@@ -18,6 +18,10 @@ extension Keyring {
         try local.search(attributes, timeout: timeout)
     }
 
+    func fileSearchProvingMiss(_ attributes: [String: String], keeping keep: (KeyringItem) -> Bool) throws(KeyringError) -> [KeyringItem] {
+        try local.searchProvingMiss(attributes, keeping: keep, timeout: timeout)
+    }
+
     func fileReadAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try local.readAll(attributes, timeout: timeout, unlock: unlock)
     }
@@ -59,6 +63,17 @@ extension LocalKeyring {
     func search(_ attributes: [String: String], timeout: Duration) throws(KeyringError) -> [KeyringItem] {
         try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
             try items.listed(matching: attributes).map(\.item)
+        }
+    }
+
+    /// The kept matches; a locked one, or none kept while the collection is locked, is `.locked`. Never prompts.
+    func searchProvingMiss(
+        _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool, timeout: Duration
+    ) throws(KeyringError) -> [KeyringItem] {
+        try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
+            let kept = try items.listed(matching: attributes).map(\.item).filter(keep)
+            if kept.contains(where: \.isLocked) || (kept.isEmpty && items.isLocked) { throw .locked(itemExists: !kept.isEmpty) }
+            return kept
         }
     }
 
