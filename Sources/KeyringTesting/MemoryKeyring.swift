@@ -164,7 +164,8 @@ public final class MemoryKeyring: Sendable {
 }
 
 extension Keyring {
-    /// A keyring whose items live in `memory`, for an app's unit tests; nothing reaches a Secret Service.
+    /// A keyring whose items live in `memory`, for an app's unit tests; nothing reaches a Secret
+    /// Service. Its `backend` reads `.secretService`, the backend the memory keyring stands in for.
     /// - Parameters:
     ///   - memory: the in-memory keyring.
     ///   - timeout: what an injected `.timeout` reports.
