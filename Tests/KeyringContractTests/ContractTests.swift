@@ -191,4 +191,21 @@ struct ContractTests {
         #expect(try resolver.identifier() == "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0")
         #expect(try keyring.lookup(legacy) == nil, "removed after the verified migration")
     }
+
+    @Test("identifier twins: the one first made wins, whatever the order they were stored in, and the other is cleaned up", arguments: Backend.available)
+    func identifierTwins(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let keyring = subject.keyring()
+        let app = "contract.twins.\(UUID().uuidString)"
+        let scope = ["identity-scope": "app", "identity-name": app]
+        let younger = "22222222-2222-4222-8222-222222222222"
+        let older = "11111111-1111-4111-8111-111111111111"
+        defer { _ = try? keyring.delete(scope) }
+        try keyring.store(Data(younger.utf8), attributes: scope.merging(["identity-created": "2000000000.000"]) { $1 }, label: "young")
+        try keyring.store(Data(older.utf8), attributes: scope.merging(["identity-created": "1000000000.000"]) { $1 }, label: "old")
+        let resolver = try IdentifierResolver(scope: .app(app), keyring: keyring, backup: .none)
+        #expect(try resolver.identifier() == older)
+        #expect(try resolver.identifier() == older)
+        #expect(try keyring.readAll(scope).map { String(decoding: $0.secret, as: UTF8.self) } == [older], "the twin is removed")
+    }
 }
