@@ -109,15 +109,17 @@ public final class MemoryKeyring: Sendable {
     /// process knew about the old daemon is void.
     /// - Parameter locked: whether it comes back locked (a desktop's daemon does; one started with `--unlock` does not).
     public func restart(locked: Bool = false) {
-        changes.withLock { state.withLock { state in
-            state.restarts += 1
-            state.locked = locked
-            for index in state.items.indices where state.items[index].item.attributes["xdg:schema"] == nil {
-                var attributes = state.items[index].item.attributes
-                attributes["xdg:schema"] = "org.freedesktop.Secret.Generic"
-                state.items[index].item = Self.item(state.items[index].item, attributes: attributes)
+        changes.withLock {
+            state.withLock { state in
+                state.restarts += 1
+                state.locked = locked
+                for index in state.items.indices where state.items[index].item.attributes["xdg:schema"] == nil {
+                    var attributes = state.items[index].item.attributes
+                    attributes["xdg:schema"] = "org.freedesktop.Secret.Generic"
+                    state.items[index].item = Self.item(state.items[index].item, attributes: attributes)
+                }
             }
-        } }
+        }
     }
 
     /// Every item, oldest first in creation order, as they are now (locked or not).

@@ -4,8 +4,8 @@
 import Foundation
 import Keyring
 import KeyringTesting
-import Testing
 import TestSupport
+import Testing
 
 /// Which keyring a contract test runs against.
 enum Backend: String, Sendable, CustomTestStringConvertible {
@@ -72,13 +72,19 @@ final class Subject {
     }
 
     func lock() throws {
-        if let memory { return memory.isLocked = true }
-        try ctl(["lock"])
+        guard let memory else {
+            try ctl(["lock"])
+            return
+        }
+        memory.isLocked = true
     }
 
     func unlock() throws {
-        if let memory { return memory.isLocked = false }
-        try ctl(["unlock"])
+        guard let memory else {
+            try ctl(["unlock"])
+            return
+        }
+        memory.isLocked = false
     }
 
     /// The daemon restarts between two calls (the file backend has no daemon: nothing happens).
@@ -98,7 +104,10 @@ final class Subject {
 
     /// Queues the answer to the next unlock prompt.
     func answer(_ answer: MemoryKeyring.UnlockAnswer) throws {
-        if let memory { return memory.unlockAnswer = answer }
+        if let memory {
+            memory.unlockAnswer = answer
+            return
+        }
         switch answer {
         case .unlock: try ctl(["prompt-answer", "ok"])
         case .dismiss: try ctl(["prompt-answer", "cancel"])

@@ -4,8 +4,8 @@ import DeviceIdentity
 import Foundation
 import Keyring
 import KeyringTesting
-import Testing
 import TestSupport
+import Testing
 
 @Suite("The keyring contract: the memory keyring and every real provider", .serialized)
 struct ContractTests {
@@ -86,7 +86,9 @@ struct ContractTests {
         #expect(try keyring.lookup(["service": id]) == Data("a".utf8))
     }
 
-    @Test("a locked keyring is never absent: reads, writes and resets throw .locked; search and status say locked", arguments: Backend.lockable)
+    @Test(
+        "a locked keyring is never absent: reads, writes and resets throw .locked; search and status say locked",
+        arguments: Backend.lockable)
     func lockedIsNeverAbsent(backend: Backend) throws {
         let subject = try Subject(backend)
         let id = uniqueID("locked")
@@ -124,10 +126,18 @@ struct ContractTests {
 
             try subject.lock()
             try subject.answer(.dismiss)
-            #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .dismissed)) { try store.object(forKey: .valueData) }
+            #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .dismissed)) {
+                try store.object(forKey: .valueData)
+            }
             try subject.answer(.ignore)
-            #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .unanswered)) { try store.object(forKey: .valueData) }
-            if !subject.isMemory { try subject.unlock(); try subject.lock() }
+            #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .unanswered)) {
+                try store.object(forKey: .valueData)
+            }
+            if !subject.isMemory {
+                // The answered prompt starts from a freshly locked keyring, not after the unanswered one.
+                try subject.unlock()
+                try subject.lock()
+            }
             try subject.answer(.unlock)
             #expect(try store.object(forKey: .valueData) == "kept")
             #expect(subject.keyring().status().isLocked == false)
@@ -149,7 +159,9 @@ struct ContractTests {
         #expect(try subject.keyring().search(["service": id]).count == 1)
     }
 
-    @Test("IdentifierResolver: one identifier across calls and a restart; a locked keyring never yields a new one", arguments: Backend.available)
+    @Test(
+        "IdentifierResolver: one identifier across calls and a restart; a locked keyring never yields a new one",
+        arguments: Backend.available)
     func resolver(backend: Backend) throws {
         let subject = try Subject(backend)
         let backup = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)")
@@ -172,7 +184,9 @@ struct ContractTests {
         try other.reset()
     }
 
-    @Test("migration: a legacy keyring item is adopted byte for byte and removed; a locked keyring hiding it mints nothing", arguments: [.memoryHiding] + Backend.available)
+    @Test(
+        "migration: a legacy keyring item is adopted byte for byte and removed; a locked keyring hiding it mints nothing",
+        arguments: [.memoryHiding] + Backend.available)
     func migrationFromKeyringItem(backend: Backend) throws {
         let subject = try Subject(backend)
         let keyring = subject.keyring(unlock: .never)
@@ -192,7 +206,9 @@ struct ContractTests {
         #expect(try keyring.lookup(legacy) == nil, "removed after the verified migration")
     }
 
-    @Test("identifier twins: the one first made wins, whatever the order they were stored in, and the other is cleaned up", arguments: Backend.available)
+    @Test(
+        "identifier twins: the one first made wins, whatever the order they were stored in, and the other is cleaned up",
+        arguments: Backend.available)
     func identifierTwins(backend: Backend) throws {
         let subject = try Subject(backend)
         let keyring = subject.keyring()

@@ -16,7 +16,10 @@ struct MemoryFaultTests {
         try store.setObject("kept", forKey: .valueData)
         memory.inject(.noSessionBus)
         let noBus = #expect(throws: KeyringError.self) { try store.object(forKey: .valueData) }
-        guard case .noSessionBus = noBus else { Issue.record("not noSessionBus: \(String(describing: noBus))"); return }
+        guard case .noSessionBus = noBus else {
+            Issue.record("not noSessionBus: \(String(describing: noBus))")
+            return
+        }
         memory.inject(.noSecretService)
         #expect(throws: KeyringError.noSecretService) { try store.object(forKey: .valueData) }
         #expect(Keyring(memory: memory).status().isReachable == false)
@@ -25,7 +28,10 @@ struct MemoryFaultTests {
         memory.inject(.writeFails)
         #expect(try store.object(forKey: .valueData) == "kept", "reads work while writes fail")
         let failedWrite = #expect(throws: KeyringError.self) { try store.setObject("new", forKey: .valueData) }
-        guard case .serviceFailure = failedWrite else { Issue.record("not serviceFailure: \(String(describing: failedWrite))"); return }
+        guard case .serviceFailure = failedWrite else {
+            Issue.record("not serviceFailure: \(String(describing: failedWrite))")
+            return
+        }
         #expect(try store.object(forKey: .valueData) == "kept", "a failed write changes nothing")
         memory.inject(nil)
         try store.setObject("new", forKey: .valueData)
