@@ -59,9 +59,9 @@ struct MemoryFaultTests {
         memory.inject(nil)
         let id = try resolver.identifier()
         memory.inject(.noSecretService)
-        #expect(try resolver.identifier() == id, "the backup serves while the keyring is unreachable")
+        #expect(try resolver.refresh().value == id, "the backup serves while the keyring is unreachable")
         memory.inject(nil)
-        #expect(try resolver.identifier() == id)
+        #expect(try resolver.refresh().value == id)
     }
 
     @Test("content types: SecretStore writes application/octet-stream, Keyring.store text/plain unless told")
@@ -87,5 +87,27 @@ struct MemoryFaultTests {
         memory.isLocked = true
         #expect(throws: KeyringError.locked(itemExists: true)) { try store.object(forKey: .valueData) }
         #expect(memory.promptCount == 0, ".never shows no prompt")
+    }
+
+    /// The memory keyring's "no bus" stands for this process's session, whatever the real environment
+    /// (under scripts/with-keyring there is a bus; the resolver must still see none).
+    @Test("no bus, never served: headless, the backup holds a new identifier and the keyring gets it back; once served, no bus mints nothing")
+    func headlessThenServed() throws {
+        let memory = MemoryKeyring()
+        let keyring = Keyring(memory: memory)
+        let backup = FileManager.default.temporaryDirectory.appendingPathComponent("memory-headless-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: backup) }
+        let app = "memory.headless.\(UUID().uuidString)"
+        let resolver = try IdentifierResolver(scope: .app(app), keyring: keyring, backup: .directory(backup.path))
+        memory.inject(.noSessionBus)
+        let headless = try resolver.identifier()
+        #expect(memory.items.isEmpty)
+        memory.inject(nil)
+        #expect(try resolver.refresh().value == headless)
+        #expect(memory.items.compactMap { memory.secret(of: $0) }.map { String(decoding: $0.secret, as: UTF8.self) } == [headless])
+
+        let other = try IdentifierResolver(scope: .app(app + ".other"), keyring: keyring, backup: .directory(backup.path))
+        memory.inject(.noSessionBus)
+        #expect(throws: IdentityError.self, "a keyring served this user: no bus is unreachable, not headless") { try other.identifier() }
     }
 }

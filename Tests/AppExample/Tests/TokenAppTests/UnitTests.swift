@@ -60,7 +60,10 @@ struct UnitTests {
         let id = try app.deviceID()
         memory.inject(.timeout, times: 1)
         #expect(throws: LoginSession.Problem.timedOut) { try app.savedToken() }
-        #expect(try app.deviceID() == id)
+        // A fresh resolver (a new process) while the keyring hangs: the backup's id, never a new one.
+        memory.inject(.timeout)
+        #expect(try session().deviceID() == id)
+        memory.inject(nil)
         // A first run whose keyring never answers makes no device id: absence was not proven.
         let stuck = MemoryKeyring()
         stuck.inject(.timeout)
