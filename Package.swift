@@ -7,6 +7,9 @@ let package = Package(
     products: [
         .library(name: "Keyring", targets: ["Keyring"]),
         .library(name: "DeviceIdentity", targets: ["DeviceIdentity"]),
+        // For an app's unit tests only: `Keyring(memory: MemoryKeyring())`, an in-memory keyring
+        // with a lock, unlock answers and injected faults. Link it from test targets, never the app.
+        .library(name: "KeyringTesting", targets: ["KeyringTesting"]),
         .executable(name: "idtool", targets: ["idtool-executable"]),
         // For an app's tests and CI: `swift run keyring-sandbox -- swift test` runs them with a
         // throwaway, unlocked keyring in a private D-Bus session. Foundation and Glibc only.
@@ -21,6 +24,7 @@ let package = Package(
         ),
         .target(name: "Keyring", dependencies: ["CLibSecret"]),
         .target(name: "DeviceIdentity", dependencies: ["Keyring"]),
+        .target(name: "KeyringTesting", dependencies: ["Keyring"]),
         // idtool's code, a library module so that the test targets can import it without linking
         // the executable's flags below.
         .target(name: "idtool", dependencies: ["Keyring", "DeviceIdentity"], exclude: ["Executable"]),
@@ -50,6 +54,9 @@ let package = Package(
         .testTarget(
             name: "FaultTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"],
             exclude: ["fault-table.md"]),
+        // The keyring contract: the same tests against KeyringTesting's in-memory keyring and the
+        // real provider of the harness they run in.
+        .testTarget(name: "KeyringContractTests", dependencies: ["Keyring", "KeyringTesting", "DeviceIdentity", "TestSupport"]),
         // keyring-sandbox, run as a built binary against the real gnome-keyring it starts.
         .testTarget(name: "KeyringSandboxTests", dependencies: ["TestSupport"]),
     ],

@@ -38,6 +38,9 @@ public struct Keyring: Sendable {
     /// Whether a call that meets a locked keyring asks the user to unlock it.
     public var unlock: UnlockPolicy
 
+    /// The in-memory keyring a test chose (KeyringTesting); nil in every production keyring.
+    package var memory: (any LocalKeyring)?
+
     /// Creates a handle on the session's Secret Service. Nothing is contacted until the first call.
     /// - Parameters:
     ///   - timeout: the most time one operation may take, a wait for the unlock dialog included.
@@ -173,7 +176,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(label, what: "the label")
         try AttributeRules.validateText(contentType, what: "the content type")
         try AttributeRules.validateSecret(secret, what: "the secret")
-        if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label) }
+        if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label, contentType: contentType) }
         let deadline = CallDeadline(timeout: timeout)
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) in
@@ -260,7 +263,8 @@ public struct Keyring: Sendable {
             return attributes.merging([name: ItemOrder.stamp(Date())]) { _, now in now }
         }
         if usesFileBackend {
-            return try fileInsertIfAbsent(secret, attributes: stamped, matching: matching, label: label, order: order)
+            return try fileInsertIfAbsent(
+                secret, attributes: stamped, matching: matching, label: label, order: order, contentType: contentType)
         }
         let deadline = CallDeadline(timeout: timeout)
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in

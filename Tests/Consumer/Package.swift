@@ -22,11 +22,13 @@ let package = Package(
         ),
         // The README's and the other articles' Swift blocks, in a namespace of their own (the
         // README's `store` and `resolver` would clash with the getting-started articles').
+        // KeyringTesting for the testing article's memory-keyring block.
         .executableTarget(
             name: "examples",
             dependencies: [
                 .product(name: "Keyring", package: rootIdentity),
                 .product(name: "DeviceIdentity", package: rootIdentity),
+                .product(name: "KeyringTesting", package: rootIdentity),
             ]
         ),
     ],

@@ -34,6 +34,37 @@ struct KeyringSandboxTests {
         #expect(again.status == 1 && again.text.isEmpty, "status \(again.status), stdout \(again.text), stderr \(again.stderr)")
     }
 
+    /// The harness's session stands for a desktop: its gnome-keyring is "the user's own keyring".
+    @Test("secret-tool store inside a desktop session: the desktop's keyring is unchanged, and the sandbox's folders are gone")
+    func desktopKeyringUnchanged() throws {
+        try Sandbox.requireOuterKeyring()
+        let attribute = "keyring-sandbox-desktop"
+        let id = UUID().uuidString
+        // The user's own item, under the very attributes the command inside will store.
+        let own = try ChildProcess.run(
+            "/usr/bin/secret-tool", ["store", "--label=own", attribute, id], stdin: Data("own-value".utf8))
+        try #require(own.status == 0, "could not store the desktop's item: \(own.stderr)")
+        defer { _ = try? ChildProcess.run("/usr/bin/secret-tool", ["clear", attribute, id]) }
+        let before = try Sandbox.desktopKeyring()
+
+        let script = """
+            echo "KEYRING_SANDBOX_ROOT=$KEYRING_SANDBOX_ROOT"
+            printf %s inside-value | secret-tool store --label=inside \(attribute) \(id) && secret-tool lookup \(attribute) \(id)
+            """
+        let inside = try Sandbox.run(["--", "sh", "-c", script])
+        #expect(inside.status == 0, "stderr: \(inside.stderr)")
+        #expect(inside.text.hasSuffix("inside-value"), "inside read: \(inside.text)")
+
+        let after = try Sandbox.desktopKeyring()
+        #expect(after.items == before.items, "the desktop keyring's items changed")
+        #expect(after.files == before.files, "the desktop keyring's files changed")
+        let lookup = try ChildProcess.run("/usr/bin/secret-tool", ["lookup", attribute, id])
+        #expect(lookup.text == "own-value", "the desktop's item now holds \(lookup.text)")
+        let root = try #require(inside.variables["KEYRING_SANDBOX_ROOT"])
+        #expect(!root.isEmpty && !FileManager.default.fileExists(atPath: root), "\(root) is still there")
+        #expect(inside.tmpLeft.isEmpty, "left behind: \(inside.tmpLeft)")
+    }
+
     @Test("the command's exit status is the sandbox's", arguments: [0, 1, 7, 125])
     func exitStatusPassesThrough(code: Int32) throws {
         let run = try Sandbox.run(["--", "sh", "-c", "exit \(code)"])
@@ -362,6 +393,33 @@ enum Sandbox {
         let left = leftovers(tmp)
         if left.isEmpty { try? FileManager.default.removeItem(at: tmp) }
         return Run(status: result.status, text: result.text, stderr: result.stderr, tmp: tmp, tmpLeft: left)
+    }
+
+    /// The outer (desktop) keyring: its default collection's item paths, with each item's
+    /// attributes and label, and the keyring files' bytes.
+    static func desktopKeyring() throws -> (items: [String], files: [String: Data]) {
+        let gdbus = "/usr/bin/gdbus"
+        func call(_ path: String, _ method: String, _ arguments: [String]) throws -> String {
+            let result = try ChildProcess.run(
+                gdbus, ["call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", path, "--method", method] + arguments)
+            try #require(result.status == 0, "gdbus \(method) \(path): \(result.stderr)")
+            return result.text
+        }
+        let listing = try call(
+            "/org/freedesktop/secrets/aliases/default", "org.freedesktop.DBus.Properties.Get", ["org.freedesktop.Secret.Collection", "Items"])
+        let paths = listing.split(whereSeparator: { "'[], ()<>".contains($0) }).map(String.init).filter { $0.hasPrefix("/org/") }.sorted()
+        var items: [String] = []
+        for path in paths {
+            let properties = try call(path, "org.freedesktop.DBus.Properties.GetAll", ["org.freedesktop.Secret.Item"])
+            // Created and Modified stay in: an item rewritten with the same content must show too.
+            items.append(path + " " + properties)
+        }
+        let directory = (ProcessInfo.processInfo.environment["HOME"] ?? "") + "/.local/share/keyrings"
+        var files: [String: Data] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            files[name] = FileManager.default.contents(atPath: directory + "/" + name)
+        }
+        return (items, files)
     }
 
     /// Fails unless the test runs under scripts/with-keyring, whose keyring stands for the user's.

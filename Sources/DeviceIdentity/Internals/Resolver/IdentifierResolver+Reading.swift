@@ -56,7 +56,7 @@ extension IdentifierResolver {
         let noKeyring: Bool
         switch error {
         case .noSecretService: noKeyring = true
-        case .noSessionBus: noKeyring = !Keyring.isSessionBusConfigured
+        case .noSessionBus: noKeyring = !(keyring?.isSessionBusConfigured ?? Keyring.isSessionBusConfigured)
         default: noKeyring = false
         }
         guard noKeyring else { return .failed(error) }

@@ -47,7 +47,9 @@ struct FileItem {
 /// One change, one write: `store` and the removals edit the backend's collection in memory, and
 /// `run` writes the file once when the body returns (GLib writes a temporary file beside it and
 /// renames it over). A process killed mid-change leaves the file as it was or as the whole change left it.
-struct FileKeyring: ~Copyable {
+/// Copyable so that it can be `LocalKeyring`'s `Items` (an associated type cannot suppress
+/// Copyable); valid only inside `run`, which never lets it escape.
+struct FileKeyring {
     let snapshot: FileKeyringSnapshot
     let cancellable: UnsafeMutablePointer<GCancellable>
     let path: String

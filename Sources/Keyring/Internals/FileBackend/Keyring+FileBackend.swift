@@ -4,78 +4,124 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `Keyring`'s operations on libsecret's file backend, with the Secret Service path's guarantees:
-/// one item per exact attribute set, byte-exact secrets, typed errors. The file has no locked state.
+/// `Keyring`'s operations on a local collection (`LocalKeyring`: libsecret's file backend, or
+/// KeyringTesting's in-memory keyring), with the Secret Service path's guarantees: one item per
+/// exact attribute set, byte-exact secrets, typed errors, and a locked collection never read as empty.
 extension Keyring {
-    /// True when this keyring's operations go to the file backend.
-    var usesFileBackend: Bool { backend.resolved == .file }
+    /// True when this keyring's operations go to a local collection: the file backend, or a test's
+    /// in-memory keyring (the name is older than the second).
+    var usesFileBackend: Bool { localKeyring != nil }
+
+    private var local: any LocalKeyring { localKeyring ?? FileLocalKeyring() }
 
     func fileSearch(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
-        try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) in
-            try file.matching(attributes).map(\.keyringItem)
-        }
+        try local.search(attributes, timeout: timeout)
     }
 
-    func fileReadAll(_ attributes: [String: String]) throws(KeyringError) -> [(
-        item: KeyringItem, secret: Data
-    )] {
-        try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) in
-            try file.matching(attributes).map { ($0.keyringItem, $0.secret) }
-        }
+    func fileSearchProvingMiss(_ attributes: [String: String], keeping keep: (KeyringItem) -> Bool) throws(KeyringError) -> [KeyringItem] {
+        try local.searchProvingMiss(attributes, keeping: keep, timeout: timeout)
     }
 
-    func fileStore(_ secret: Data, attributes: [String: String], label: String) throws(KeyringError) {
-        try FileKeyring.run(timeout: timeout, exclusive: true) { file throws(KeyringError) in
-            try file.store(attributes, label: label, secret: secret)
-        }
+    func fileReadAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
+        try local.readAll(attributes, timeout: timeout, unlock: unlock)
+    }
+
+    func fileStore(_ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain") throws(KeyringError) {
+        try local.store(secret, attributes: attributes, label: label, contentType: contentType, timeout: timeout, unlock: unlock)
     }
 
     func fileInsertIfAbsent(
-        _ secret: Data, attributes: () -> [String: String], matching: [String: String], label: String, order: ItemOrder
+        _ secret: Data, attributes: () -> [String: String], matching: [String: String], label: String, order: ItemOrder,
+        contentType: String = "text/plain"
     ) throws(KeyringError) -> InsertOutcome {
-        try FileKeyring.run(timeout: timeout, exclusive: true) { file throws(KeyringError) -> InsertOutcome in
-            if let found = try file.matching(matching).min(by: { order.precedes($0.keyringItem, $1.keyringItem) }) {
-                return .existing(item: found.keyringItem, secret: found.secret)
+        try local.insertIfAbsent(
+            secret, attributes: attributes, matching: matching, label: label, contentType: contentType, order: order,
+            timeout: timeout, unlock: unlock)
+    }
+
+    func fileWithCreationLock<T>(_ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+        try local.withCreationLock(timeout: timeout, body)
+    }
+
+    func fileDelete(_ attributes: [String: String]) throws(KeyringError) -> Int {
+        try local.delete(attributes, timeout: timeout, unlock: unlock)
+    }
+
+    func fileSecret(of item: KeyringItem) throws(KeyringError) -> Data? {
+        try local.secret(of: item, timeout: timeout, unlock: unlock)
+    }
+
+    func fileDelete(item: KeyringItem) throws(KeyringError) {
+        try local.delete(item: item, timeout: timeout, unlock: unlock)
+    }
+
+    func fileStatus() -> ServiceStatus { local.status(timeout: timeout) }
+}
+
+extension LocalKeyring {
+    /// Every match, locked ones too (marked so); never prompts.
+    func search(_ attributes: [String: String], timeout: Duration) throws(KeyringError) -> [KeyringItem] {
+        try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
+            try items.listed(matching: attributes).map(\.item)
+        }
+    }
+
+    /// The kept matches; a locked one, or none kept while the collection is locked, is `.locked`. Never prompts.
+    func searchProvingMiss(
+        _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool, timeout: Duration
+    ) throws(KeyringError) -> [KeyringItem] {
+        try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
+            let kept = try items.listed(matching: attributes).map(\.item).filter(keep)
+            if kept.contains(where: \.isLocked) || (kept.isEmpty && items.isLocked) { throw .locked(itemExists: !kept.isEmpty) }
+            return kept
+        }
+    }
+
+    func readAll(_ attributes: [String: String], timeout: Duration, unlock: UnlockPolicy) throws(KeyringError) -> [(
+        item: KeyringItem, secret: Data
+    )] {
+        try run(timeout: timeout, exclusive: false, prompt: unlock) { items throws(KeyringError) in
+            try items.readable(attributes).sorted { ItemOrder.standard.precedes($0.item, $1.item) }.map { ($0.item, $0.secret) }
+        }
+    }
+
+    func store(
+        _ secret: Data, attributes: [String: String], label: String, contentType: String, timeout: Duration, unlock: UnlockPolicy
+    ) throws(KeyringError) {
+        try run(timeout: timeout, exclusive: true, prompt: unlock) { items throws(KeyringError) in
+            try items.store(attributes, label: label, secret: secret, contentType: contentType)
+        }
+    }
+
+    func insertIfAbsent(
+        _ secret: Data, attributes: () -> [String: String], matching: [String: String], label: String, contentType: String,
+        order: ItemOrder, timeout: Duration, unlock: UnlockPolicy
+    ) throws(KeyringError) -> InsertOutcome {
+        try run(timeout: timeout, exclusive: true, prompt: unlock) { items throws(KeyringError) -> InsertOutcome in
+            if let found = try items.readable(matching).min(by: { order.precedes($0.item, $1.item) }) {
+                return .existing(item: found.item, secret: found.secret)
             }
-            // Built under the file's lock, so a "first made" stamp is never older than the check.
-            try file.store(attributes(), label: label, secret: secret)
+            // Built under the collection's lock, so a "first made" stamp is never older than the check.
+            try items.store(attributes(), label: label, secret: secret, contentType: contentType)
             return .inserted
         }
     }
 
-    func fileWithCreationLock<T>(_ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
-        try FileKeyringLock.with(
-            keyringPath: FileKeyring.path, until: CallDeadline(timeout: timeout), isCancelled: { Deadline.isCancelled(nil) }, body)
-    }
-
-    func fileDelete(_ attributes: [String: String]) throws(KeyringError) -> Int {
-        try FileKeyring.run(timeout: timeout, exclusive: true) { file throws(KeyringError) in
-            try file.removeAll(attributes)
+    func delete(_ attributes: [String: String], timeout: Duration, unlock: UnlockPolicy) throws(KeyringError) -> Int {
+        try run(timeout: timeout, exclusive: true, prompt: unlock) { items throws(KeyringError) in
+            try items.readable(attributes).isEmpty ? 0 : try items.removeAll(attributes)
         }
     }
 
-    func fileSecret(of item: KeyringItem) throws(KeyringError) -> Data? {
-        try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) in
-            try file.items().first { $0.name == item.objectPath }?.secret
+    func secret(of item: KeyringItem, timeout: Duration, unlock: UnlockPolicy) throws(KeyringError) -> Data? {
+        try run(timeout: timeout, exclusive: false, prompt: unlock) { items throws(KeyringError) in
+            try items.listed().first { $0.item.objectPath == item.objectPath }?.secret
         }
     }
 
-    func fileDelete(item: KeyringItem) throws(KeyringError) {
-        try FileKeyring.run(timeout: timeout, exclusive: true) { file throws(KeyringError) in
-            guard let found = try file.items().first(where: { $0.name == item.objectPath }) else { return }
-            try file.remove(exactly: found.attributes)
-        }
-    }
-
-    /// Reachable when the file opens with its key (every item's MAC checked); never locked.
-    func fileStatus() -> ServiceStatus {
-        do {
-            try FileKeyring.run(timeout: timeout, exclusive: false) { _ throws(KeyringError) in }
-            return ServiceStatus(
-                isReachable: true, provider: "libsecret file backend", hasDefaultCollection: true, isLocked: false,
-                defaultCollectionLabel: FileKeyring.path, problem: nil)
-        } catch {
-            return ServiceStatus(isReachable: false, provider: "libsecret file backend", problem: error)
+    func delete(item: KeyringItem, timeout: Duration, unlock: UnlockPolicy) throws(KeyringError) {
+        try run(timeout: timeout, exclusive: true, prompt: unlock) { items throws(KeyringError) in
+            try items.remove(objectPath: item.objectPath)
         }
     }
 }

@@ -4,14 +4,15 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `SecretStore` on libsecret's file backend: the same item (attributes `service`, `username`,
-/// the group), found and updated the same way. The file has no locked state. An item is named by
-/// its attributes here, so changing the account gives it a new `objectPath`.
+/// `SecretStore` on a local collection (`LocalKeyring`: libsecret's file backend, or KeyringTesting's
+/// in-memory keyring): the same item (attributes `service`, `username`, the group), found and
+/// updated the same way. On the file backend an item is named by its attributes, so changing the
+/// account gives it a new `objectPath`.
 extension SecretStore {
+    private var local: any LocalKeyring { keyring.localKeyring ?? FileLocalKeyring() }
+
     func fileStoredItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        try FileKeyring.run(timeout: keyring.timeout, exclusive: false) { file throws(KeyringError) in
-            try file.matching(searchAttributes).first { owns($0.keyringItem) }.map { ($0.keyringItem, $0.secret) }
-        }
+        try local.storedItem(of: self)
     }
 
     func fileData(forKey key: Key) throws(KeyringError) -> Data? {
@@ -23,45 +24,77 @@ extension SecretStore {
         }
     }
 
-    /// Under the file lock, so the first write of two processes creates one item.
     func fileWrite(_ payload: Payload, forKey key: Key) throws(KeyringError) {
-        try FileKeyring.run(timeout: keyring.timeout, exclusive: true) { file throws(KeyringError) in
-            if let item = try file.matching(searchAttributes).first(where: { owns($0.keyringItem) }) {
+        try local.write(payload, forKey: key, of: self)
+    }
+
+    func fileReset() throws(KeyringError) {
+        try local.reset(self)
+    }
+}
+
+extension LocalKeyring {
+    /// The oldest item the wrapper owns; a locked match, or a miss in a locked collection, is `.locked`.
+    func storedItem(of store: SecretStore) throws(KeyringError) -> (item: KeyringItem, value: Data)? {
+        try run(timeout: store.keyring.timeout, exclusive: false, prompt: store.keyring.unlock) { items throws(KeyringError) in
+            try items.owned(by: store).first.map { ($0.item, $0.secret) }
+        }
+    }
+
+    /// Under the collection's lock, so the first write of two processes creates one item.
+    func write(_ payload: SecretStore.Payload, forKey key: SecretStore.Key, of store: SecretStore) throws(KeyringError) {
+        try run(timeout: store.keyring.timeout, exclusive: true, prompt: store.keyring.unlock) { file throws(KeyringError) in
+            if let item = try file.owned(by: store).first {
+                let attributes = item.item.attributes
                 switch (key, payload) {
-                case (_, .secret(let bytes, _)): try file.store(item.attributes, label: item.label, secret: bytes)
-                case (.label, .text(let text)): try file.store(item.attributes, label: text, secret: item.secret)
+                case (_, .secret(let bytes, let type)):
+                    try file.store(attributes, label: item.item.label, secret: bytes, contentType: type)
+                case (.label, .text(let text)):
+                    try file.store(attributes, label: text, secret: item.secret, contentType: SecretStore.valueContentType)
                 case (_, .text(let text)):
-                    var attributes = item.attributes
-                    attributes[key.attributeName] = text
-                    guard attributes != item.attributes else { return }
+                    var changed = attributes
+                    changed[key.attributeName] = text
+                    guard changed != attributes else { return }
                     // The file backend names an item by its attributes: a changed attribute is a new
                     // item, so the old one goes first (its creation time restarts).
-                    try file.remove(exactly: item.attributes)
-                    try file.store(attributes, label: item.label, secret: item.secret)
+                    try file.remove(exactly: attributes)
+                    try file.store(changed, label: item.item.label, secret: item.secret, contentType: SecretStore.valueContentType)
                 }
                 return
             }
             // No `xdg:schema` here: the file backend replaces only an item with exactly the same
             // attributes, so `secret-tool store service I username A` then updates this same item.
-            var attributes = searchAttributes
+            var attributes = store.searchAttributes
             attributes["username"] = ""
-            var label = identifier
-            var secret = Data()
+            var label = store.identifier
+            var secret = (Data(), SecretStore.valueContentType)
             switch (key, payload) {
-            case (_, .secret(let bytes, _)): secret = bytes
+            case (_, .secret(let bytes, let type)): secret = (bytes, type)
             case (.label, .text(let text)): label = text
             case (_, .text(let text)): attributes[key.attributeName] = text
             }
-            try file.store(attributes, label: label, secret: secret)
+            try file.store(attributes, label: label, secret: secret.0, contentType: secret.1)
         }
     }
 
-    func fileReset() throws(KeyringError) {
-        try FileKeyring.run(timeout: keyring.timeout, exclusive: true) { file throws(KeyringError) in
-            let items = try file.matching(searchAttributes).filter { owns($0.keyringItem) }
+    func reset(_ store: SecretStore) throws(KeyringError) {
+        try run(timeout: store.keyring.timeout, exclusive: true, prompt: store.keyring.unlock) { file throws(KeyringError) in
+            let items = try file.owned(by: store)
             guard let target = items.first else { return }
-            let same = Self.comparable(target.attributes)
-            for item in items where Self.comparable(item.attributes) == same { try file.remove(exactly: item.attributes) }
+            let same = SecretStore.comparable(target.item.attributes)
+            for item in items where SecretStore.comparable(item.item.attributes) == same {
+                try file.remove(exactly: item.item.attributes)
+            }
         }
+    }
+}
+
+extension LocalItems {
+    /// The items `store` owns, "the" item first; a locked one, or a miss while locked, is `.locked`.
+    func owned(by store: SecretStore) throws(KeyringError) -> [LocalItem] {
+        let found = try listed(matching: store.searchAttributes).filter { store.owns($0.item) }
+        if found.contains(where: \.item.isLocked) { throw .locked(itemExists: true) }
+        if found.isEmpty && isLocked { throw .locked(itemExists: false) }
+        return found.sorted { ItemOrder.standard.precedes($0.item, $1.item) }
     }
 }

@@ -14,8 +14,7 @@ extension Keyring {
         _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool
     ) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes, requireOne: true)
-        // The file backend has no locked state: what it lists is all there is.
-        if usesFileBackend { return try fileSearch(attributes).filter(keep) }
+        if usesFileBackend { return try fileSearchProvingMiss(attributes, keeping: keep) }
         return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [KeyringItem] in
             let kept = try call.search(attributes).filter(keep)
             if kept.isEmpty || kept.contains(where: \.isLocked) { try call.throwIfLockedMiss(kept) }

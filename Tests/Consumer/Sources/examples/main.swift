@@ -113,3 +113,35 @@ do {
     print("examples: OK: MigrationAndGeneration")
 }
 try resolver.reset()
+
+// MARK: TestingYourApp: the in-memory keyring (needs no real keyring)
+
+// docs-snippet begin: Sources/Keyring/Documentation.docc/TestingYourApp.md #1
+import KeyringTesting
+
+let memory = MemoryKeyring()                                   // in a test target only
+let tokens = try SecretStore(identifier: "com.example.app", keyring: Keyring(memory: memory))
+try tokens.setObject("s3cr3t-token", forKey: .valueData)
+
+memory.isLocked = true                                         // as after an automatic login
+memory.unlockAnswer = .dismiss                                 // the user cancels the unlock prompt
+let dismissed = Result { try tokens.object(forKey: .valueData) }   // .locked(itemExists: true, unlock: .dismissed)
+memory.unlockAnswer = .unlock                                  // the user types the password
+let unlocked = try tokens.object(forKey: .valueData)           // "s3cr3t-token"
+
+memory.inject(.noSecretService)                                // a container with no Secret Service
+let unreachable = Result { try tokens.object(forKey: .valueData) } // .noSecretService
+memory.inject(.timeout, times: 1)                              // a hung daemon, for the next call
+// docs-snippet end
+
+guard case .failure(let dismissal) = dismissed, dismissal as? KeyringError == .locked(itemExists: true, unlock: .dismissed) else {
+    fail("TestingYourApp: a dismissed prompt gave \(dismissed)")
+}
+guard unlocked == "s3cr3t-token", !memory.isLocked else { fail("TestingYourApp: the answered prompt did not unlock") }
+guard case .failure(let absence) = unreachable, absence as? KeyringError == .noSecretService else {
+    fail("TestingYourApp: no Secret Service gave \(unreachable)")
+}
+guard case .failure(let slow) = Result(catching: { try tokens.object(forKey: .valueData) }), slow as? KeyringError == .timedOut(seconds: 25),
+    try tokens.object(forKey: .valueData) == "s3cr3t-token"
+else { fail("TestingYourApp: the one-call timeout") }
+print("examples: OK: TestingYourApp memory keyring")

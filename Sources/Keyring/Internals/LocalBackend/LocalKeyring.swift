@@ -1,0 +1,130 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One item of a local collection, with its secret.
+package struct LocalItem: Sendable {
+    package let item: KeyringItem
+    package let secret: Data
+
+    package init(item: KeyringItem, secret: Data) {
+        self.item = item
+        self.secret = secret
+    }
+}
+
+/// A collection of items that lives in this process's reach rather than behind the Secret Service:
+/// libsecret's file backend, or KeyringTesting's in-memory keyring. `Keyring` and `SecretStore`
+/// write each operation once, on this seam (`LocalKeyring`'s extension below), for both.
+package protocol LocalKeyring: Sendable {
+    /// What `run` hands its body: the collection as it is during one operation.
+    associatedtype Items: LocalItems
+
+    /// Runs one operation within `timeout`. With `exclusive`, no other change interleaves.
+    /// `prompt` is the operation's unlock policy, nil for one that never prompts (a search, a status).
+    func run<T>(
+        timeout: Duration, exclusive: Bool, prompt: UnlockPolicy?, _ body: (borrowing Items) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T
+
+    /// Runs `body` under the lock every creation in this collection takes.
+    func withCreationLock<T>(timeout: Duration, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T
+
+    /// What `Keyring.status()` reports for this collection.
+    func status(timeout: Duration) -> ServiceStatus
+
+    /// Whether the environment this collection stands for names a session bus
+    /// (`Keyring.isSessionBusConfigured` for the file backend).
+    var isSessionBusConfigured: Bool { get }
+}
+
+/// The collection during one operation of `LocalKeyring.run`.
+package protocol LocalItems {
+    /// True when the collection is locked: what it lists is marked locked and its secrets cannot be read.
+    var isLocked: Bool { get }
+    /// Every item, oldest first. A locked collection that may not be listed throws `.locked`.
+    func listed() throws(KeyringError) -> [LocalItem]
+    /// The items whose attributes include `attributes`, oldest first.
+    func listed(matching attributes: [String: String]) throws(KeyringError) -> [LocalItem]
+    /// Stores under exactly `attributes`: the item with exactly these gets the new label and secret.
+    func store(_ attributes: [String: String], label: String, secret: Data, contentType: String) throws(KeyringError)
+    /// Removes exactly the items whose attributes are `attributes`.
+    func remove(exactly attributes: [String: String]) throws(KeyringError)
+    /// Removes the one item `objectPath` names; nothing when it is gone.
+    func remove(objectPath: String) throws(KeyringError)
+    /// Removes every item whose attributes include `attributes`; returns how many.
+    func removeAll(_ attributes: [String: String]) throws(KeyringError) -> Int
+}
+
+extension LocalItems {
+    /// The matches, none locked: any locked match, or a miss in a locked collection, is `.locked`.
+    func readable(_ attributes: [String: String]) throws(KeyringError) -> [LocalItem] {
+        let found = try listed(matching: attributes)
+        if found.contains(where: \.item.isLocked) { throw .locked(itemExists: true) }
+        if found.isEmpty && isLocked { throw .locked(itemExists: false) }
+        return found
+    }
+}
+
+extension Keyring {
+    /// The local collection this keyring's operations go to, nil for the Secret Service: the
+    /// in-memory keyring a test chose, else the file backend when `backend` resolves to it.
+    package var localKeyring: (any LocalKeyring)? {
+        if let memory { return memory }
+        return backend.resolved == .file ? FileLocalKeyring() : nil
+    }
+
+    /// `Keyring.isSessionBusConfigured`, or what the in-memory keyring pretends.
+    package var isSessionBusConfigured: Bool { localKeyring?.isSessionBusConfigured ?? Self.isSessionBusConfigured }
+}
+
+/// libsecret's file backend as a `LocalKeyring`: no locked state, no prompt.
+struct FileLocalKeyring: LocalKeyring {
+    func run<T>(
+        timeout: Duration, exclusive: Bool, prompt: UnlockPolicy?, _ body: (borrowing FileKeyring) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T {
+        try FileKeyring.run(timeout: timeout, exclusive: exclusive, body)
+    }
+
+    func withCreationLock<T>(timeout: Duration, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+        try FileKeyringLock.with(
+            keyringPath: FileKeyring.path, until: CallDeadline(timeout: timeout), isCancelled: { Deadline.isCancelled(nil) }, body)
+    }
+
+    /// Reachable when the file opens with its key (every item's MAC checked); never locked.
+    func status(timeout: Duration) -> ServiceStatus {
+        do {
+            try FileKeyring.run(timeout: timeout, exclusive: false) { _ throws(KeyringError) in }
+            return ServiceStatus(
+                isReachable: true, provider: "libsecret file backend", hasDefaultCollection: true, isLocked: false,
+                defaultCollectionLabel: FileKeyring.path, problem: nil)
+        } catch {
+            return ServiceStatus(isReachable: false, provider: "libsecret file backend", problem: error)
+        }
+    }
+
+    var isSessionBusConfigured: Bool { Keyring.isSessionBusConfigured }
+}
+
+extension FileKeyring: LocalItems {
+    var isLocked: Bool { false }
+
+    func listed() throws(KeyringError) -> [LocalItem] {
+        try items().map { LocalItem(item: $0.keyringItem, secret: $0.secret) }
+    }
+
+    func listed(matching attributes: [String: String]) throws(KeyringError) -> [LocalItem] {
+        try matching(attributes).map { LocalItem(item: $0.keyringItem, secret: $0.secret) }
+    }
+
+    /// The file backend keeps no content type (every secret reads back as `text/plain`).
+    func store(_ attributes: [String: String], label: String, secret: Data, contentType: String) throws(KeyringError) {
+        try store(attributes, label: label, secret: secret)
+    }
+
+    func remove(objectPath: String) throws(KeyringError) {
+        guard let found = try items().first(where: { $0.name == objectPath }) else { return }
+        try remove(exactly: found.attributes)
+    }
+}

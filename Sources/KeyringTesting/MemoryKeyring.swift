@@ -1,0 +1,346 @@
+import Foundation
+import Keyring
+import Synchronization
+
+/// An in-memory keyring for an app's unit tests, with a lock, an unlock prompt you answer in
+/// advance, and faults you inject. Select it with ``Keyring/init(memory:timeout:unlock:)``; every
+/// `Keyring`, `SecretStore` and `IdentifierResolver` call on that keyring then goes here.
+///
+/// It behaves as gnome-keyring does for everything those types do: items and their attributes,
+/// one item per `SecretStore`, twins (several items answering one query, "the" item being the
+/// oldest), content types, a locked collection whose items are listed but never read as absent,
+/// and an unlock prompt that is answered, dismissed or left unanswered. Where it differs: an
+/// unanswered prompt fails at once rather than at the call's timeout; an injected timeout fails
+/// at once too; nothing is shared with other processes; `SecretStore` items carry no `xdg:schema`.
+///
+/// Production keyrings never use it: only a keyring made with `init(memory:)` does, and this
+/// module is a product of its own, for test targets.
+public final class MemoryKeyring: Sendable {
+    /// A fault the next calls meet, as a real session would show it.
+    public enum Fault: Sendable, Equatable {
+        /// No session bus: calls throw `KeyringError.noSessionBus`, and the session reports none
+        /// (so `IdentifierResolver` may treat the machine as headless).
+        case noSessionBus
+        /// A bus on which no Secret Service is owned or activatable: calls throw `.noSecretService`.
+        case noSecretService
+        /// The service does not answer within the call's timeout: calls throw `.timedOut`
+        /// (at once, with the call's whole timeout).
+        case timeout
+        /// Writes and deletions fail with `.serviceFailure`; reads work.
+        case writeFails
+    }
+
+    /// How the unlock prompt a locked keyring shows is answered, for calls whose policy is `.prompt`.
+    public enum UnlockAnswer: Sendable, Equatable {
+        /// The user types the password: the keyring unlocks and the call goes on.
+        case unlock
+        /// The user cancels the prompt: the call throws `.locked(…, unlock: .dismissed)`.
+        case dismiss
+        /// Nobody answers: the call throws `.locked(…, unlock: .unanswered)` (at once here).
+        case ignore
+    }
+
+    struct Stored {
+        var item: KeyringItem
+        var secret: Data
+        var contentType: String
+    }
+
+    struct State {
+        var items: [Stored] = []
+        var nextNumber = 1
+        var locked = false
+        var answer = UnlockAnswer.dismiss
+        var prompts = 0
+        var fault: (fault: Fault, remaining: Int)?
+        var restarts = 0
+    }
+
+    let state: Mutex<State>
+    /// Serializes changes: an exclusive operation reads and writes the items as one step.
+    let changes = NSLock()
+    /// The creation lock (`Keyring.withCreationLock`); recursive, as Keyring calls inside take it again.
+    let creation = NSRecursiveLock()
+
+    /// Whether a locked collection's items are hidden from searches, as KeePassXC hides a locked
+    /// database's; gnome-keyring and KWallet list them, marked locked.
+    public let hidesLockedItems: Bool
+
+    /// An empty keyring with one default collection.
+    /// - Parameters:
+    ///   - locked: whether the collection starts locked (as a login keyring does after an automatic login).
+    ///   - hidesLockedItems: true to hide a locked collection's items, as KeePassXC does (reads then
+    ///     throw `.locked(itemExists: false)`, never nil).
+    public init(locked: Bool = false, hidesLockedItems: Bool = false) {
+        self.hidesLockedItems = hidesLockedItems
+        var initial = State()
+        initial.locked = locked
+        state = Mutex(initial)
+    }
+
+    /// Whether the collection is locked. Setting it locks or unlocks without a prompt.
+    public var isLocked: Bool {
+        get { state.withLock { $0.locked } }
+        set { state.withLock { $0.locked = newValue } }
+    }
+
+    /// How the next unlock prompts are answered; `.dismiss` until set (a headless session shows none).
+    public var unlockAnswer: UnlockAnswer {
+        get { state.withLock { $0.answer } }
+        set { state.withLock { $0.answer = newValue } }
+    }
+
+    /// How many unlock prompts calls have shown.
+    public var promptCount: Int { state.withLock { $0.prompts } }
+
+    /// Makes the next `times` calls meet `fault` (every later call, by default); `nil` clears it.
+    /// - Parameters:
+    ///   - fault: the fault, or nil for none.
+    ///   - times: how many calls meet it.
+    public func inject(_ fault: Fault?, times: Int = .max) {
+        state.withLock { $0.fault = fault.map { ($0, max(times, 0)) } }
+    }
+
+    /// The fault calls meet now, if any.
+    public var fault: Fault? { state.withLock { $0.fault?.fault } }
+
+    /// The daemon restarts between two calls: the items survive (gnome-keyring then reports items
+    /// stored without a schema as `xdg:schema=org.freedesktop.Secret.Generic`), and what a
+    /// process knew about the old daemon is void.
+    /// - Parameter locked: whether it comes back locked (a desktop's daemon does; one started with `--unlock` does not).
+    public func restart(locked: Bool = false) {
+        changes.withLock {
+            state.withLock { state in
+                state.restarts += 1
+                state.locked = locked
+                for index in state.items.indices where state.items[index].item.attributes["xdg:schema"] == nil {
+                    var attributes = state.items[index].item.attributes
+                    attributes["xdg:schema"] = "org.freedesktop.Secret.Generic"
+                    state.items[index].item = Self.item(state.items[index].item, attributes: attributes)
+                }
+            }
+        }
+    }
+
+    /// Every item, oldest first in creation order, as they are now (locked or not).
+    public var items: [KeyringItem] {
+        state.withLock { state in state.items.map { Self.item($0.item, locked: state.locked) } }
+    }
+
+    /// The secret and content type of an item, whatever the lock; nil when it is gone.
+    /// - Parameter item: an item of this keyring.
+    /// - Returns: the bytes and their MIME type.
+    public func secret(of item: KeyringItem) -> (secret: Data, contentType: String)? {
+        state.withLock { state in
+            state.items.first { $0.item.objectPath == item.objectPath }.map { ($0.secret, $0.contentType) }
+        }
+    }
+
+    /// Adds an item as another client would (secret-tool, another process), never replacing one:
+    /// call it twice with the same attributes for twins.
+    /// - Parameters:
+    ///   - secret: the item's secret.
+    ///   - attributes: its attributes.
+    ///   - label: its label.
+    ///   - contentType: the secret's MIME type.
+    ///   - created: when it was created; now by default (whole seconds, as the Secret Service says).
+    /// - Returns: the new item.
+    @discardableResult
+    public func add(
+        _ secret: Data, attributes: [String: String], label: String = "", contentType: String = "text/plain", created: Date? = nil
+    ) -> KeyringItem {
+        changes.withLock {
+            state.withLock { state in
+                let item = Self.makeItem(number: state.nextNumber, attributes: attributes, label: label, created: created)
+                state.nextNumber += 1
+                state.items.append(Stored(item: item, secret: secret, contentType: contentType))
+                return item
+            }
+        }
+    }
+
+    /// Removes every item (the lock, the answer and the faults stay).
+    public func removeAll() {
+        changes.withLock { state.withLock { $0.items.removeAll() } }
+    }
+}
+
+extension Keyring {
+    /// A keyring whose items live in `memory`, for an app's unit tests; nothing reaches a Secret
+    /// Service. Its `backend` reads `.secretService`, the backend the memory keyring stands in for.
+    /// - Parameters:
+    ///   - memory: the in-memory keyring.
+    ///   - timeout: what an injected `.timeout` reports.
+    ///   - unlock: whether a locked `memory` shows its unlock prompt (`MemoryKeyring.unlockAnswer`).
+    public init(memory: MemoryKeyring, timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) {
+        self.init(backend: .secretService, timeout: timeout, unlock: unlock)
+        self.memory = memory
+    }
+}
+
+// MARK: - The local collection
+
+extension MemoryKeyring: LocalKeyring {
+    package func run<T>(
+        timeout: Duration, exclusive: Bool, prompt: UnlockPolicy?, _ body: (MemoryItems) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T {
+        let seconds = timeout / .seconds(1)
+        if exclusive { changes.lock() }
+        defer { if exclusive { changes.unlock() } }
+        return try operate(seconds: seconds, prompt: prompt, body)
+    }
+
+    private func operate<T>(
+        seconds: Double, prompt: UnlockPolicy?, _ body: (MemoryItems) throws(KeyringError) -> T
+    ) throws(KeyringError) -> T {
+        let view = try state.withLock { state throws(KeyringError) -> MemoryItems in
+            try Self.meetFault(&state, seconds: seconds, writing: false)
+            var outcome = UnlockOutcome.notAsked
+            if state.locked, prompt == .prompt {
+                state.prompts += 1
+                switch state.answer {
+                case .unlock: state.locked = false
+                case .dismiss: outcome = .dismissed
+                case .ignore: outcome = .unanswered
+                }
+            }
+            return MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: prompt == nil, outcome: outcome)
+        }
+        let result = try body(view)
+        if view.edited { state.withLock { $0.items = view.items } }
+        return result
+    }
+
+    package func withCreationLock<T>(timeout: Duration, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+        let seconds = timeout / .seconds(1)
+        try state.withLock { state throws(KeyringError) in try Self.meetFault(&state, seconds: seconds, writing: false) }
+        guard creation.lock(before: Date(timeIntervalSinceNow: min(seconds, 3e9))) else { throw .timedOut(seconds: seconds) }
+        defer { creation.unlock() }
+        return try body()
+    }
+
+    package func status(timeout: Duration) -> ServiceStatus {
+        do {
+            let locked = try state.withLock { state throws(KeyringError) -> Bool in
+                try Self.meetFault(&state, seconds: timeout / .seconds(1), writing: false)
+                return state.locked
+            }
+            return ServiceStatus(
+                isReachable: true, provider: "MemoryKeyring", hasDefaultCollection: true, isLocked: locked,
+                defaultCollectionLabel: "Memory", problem: locked ? .locked(itemExists: false) : nil)
+        } catch {
+            return ServiceStatus(isReachable: false, provider: nil, problem: error)
+        }
+    }
+
+    package var isSessionBusConfigured: Bool { fault != .noSessionBus }
+
+    /// Throws the injected fault this call meets (a write fault only for a write), counting it down.
+    static func meetFault(_ state: inout State, seconds: Double, writing: Bool) throws(KeyringError) {
+        guard let (fault, remaining) = state.fault, remaining > 0 else { return }
+        if fault == .writeFails && !writing { return }
+        state.fault = remaining == 1 ? nil : (fault, remaining == .max ? .max : remaining - 1)
+        switch fault {
+        case .noSessionBus:
+            throw .noSessionBus(detail: "DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
+        case .noSecretService: throw .noSecretService
+        case .timeout: throw .timedOut(seconds: seconds)
+        case .writeFails:
+            throw .serviceFailure(domain: "g-dbus-error-quark", code: 0, message: "MemoryKeyring: the write failed (injected)")
+        }
+    }
+
+    static func item(_ item: KeyringItem, attributes: [String: String]? = nil, locked: Bool? = nil) -> KeyringItem {
+        KeyringItem(
+            objectPath: item.objectPath, attributes: attributes ?? item.attributes, label: item.label,
+            isLocked: locked ?? item.isLocked, created: item.created, modified: item.modified)
+    }
+
+    static func makeItem(number: Int, attributes: [String: String], label: String, created: Date?) -> KeyringItem {
+        let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        return KeyringItem(
+            objectPath: "/org/freedesktop/secrets/collection/memory/\(number)", attributes: attributes, label: label,
+            isLocked: false, created: created ?? now, modified: created ?? now)
+    }
+}
+
+/// The collection during one operation: a copy of the items, written back when the operation ends.
+package final class MemoryItems: LocalItems {
+    let keyring: MemoryKeyring
+    var items: [MemoryKeyring.Stored]
+    let locked: Bool
+    /// A search lists a locked collection's items (marked locked); other calls may not.
+    let mayList: Bool
+    let outcome: UnlockOutcome
+    var edited = false
+
+    init(keyring: MemoryKeyring, items: [MemoryKeyring.Stored], locked: Bool, mayList: Bool, outcome: UnlockOutcome) {
+        self.keyring = keyring
+        self.items = items
+        self.locked = locked
+        self.mayList = mayList
+        self.outcome = outcome
+    }
+
+    package var isLocked: Bool { locked }
+
+    package func listed() throws(KeyringError) -> [LocalItem] {
+        try checked(items)
+    }
+
+    package func listed(matching attributes: [String: String]) throws(KeyringError) -> [LocalItem] {
+        try checked(items.filter { stored in attributes.allSatisfy { stored.item.attributes[$0.key] == $0.value } })
+    }
+
+    private func checked(_ found: [MemoryKeyring.Stored]) throws(KeyringError) -> [LocalItem] {
+        let visible = locked && keyring.hidesLockedItems ? [] : found
+        if locked && !mayList { throw .locked(itemExists: !visible.isEmpty, unlock: outcome) }
+        return visible.map { LocalItem(item: MemoryKeyring.item($0.item, locked: locked), secret: locked ? Data() : $0.secret) }
+    }
+
+    private func change() throws(KeyringError) {
+        if locked { throw .locked(itemExists: false, unlock: outcome) }
+        try keyring.state.withLock { state throws(KeyringError) in try MemoryKeyring.meetFault(&state, seconds: 0, writing: true) }
+        edited = true
+    }
+
+    /// As the Secret Service path's exact update: a schema stamp the caller did not name is not compared.
+    package func store(_ attributes: [String: String], label: String, secret: Data, contentType: String) throws(KeyringError) {
+        try change()
+        let comparable: ([String: String]) -> [String: String] = { own in
+            attributes["xdg:schema"] == nil ? own.filter { $0.key != "xdg:schema" } : own
+        }
+        if let index = items.firstIndex(where: { comparable($0.item.attributes) == attributes }) {
+            let old = items[index].item
+            items[index].item = KeyringItem(
+                objectPath: old.objectPath, attributes: old.attributes, label: label, isLocked: false, created: old.created,
+                modified: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+            items[index].secret = secret
+            items[index].contentType = contentType
+            return
+        }
+        let number = keyring.state.withLock { shared in
+            defer { shared.nextNumber += 1 }
+            return shared.nextNumber
+        }
+        let item = MemoryKeyring.makeItem(number: number, attributes: attributes, label: label, created: nil)
+        items.append(MemoryKeyring.Stored(item: item, secret: secret, contentType: contentType))
+    }
+
+    package func remove(exactly attributes: [String: String]) throws(KeyringError) {
+        try change()
+        items.removeAll { $0.item.attributes == attributes }
+    }
+
+    package func remove(objectPath: String) throws(KeyringError) {
+        try change()
+        items.removeAll { $0.item.objectPath == objectPath }
+    }
+
+    package func removeAll(_ attributes: [String: String]) throws(KeyringError) -> Int {
+        try change()
+        let before = items.count
+        items.removeAll { stored in attributes.allSatisfy { stored.item.attributes[$0.key] == $0.value } }
+        return before - items.count
+    }
+}

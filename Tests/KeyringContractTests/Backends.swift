@@ -1,0 +1,130 @@
+// The keyrings the contract suite runs against: KeyringTesting's in-memory keyring always, and
+// the real one the harness set up (scripts/with-keyring, with-kwallet, with-keepassxc, or
+// libsecret's file backend with SECRET_BACKEND=file), so the two cannot drift apart.
+import Foundation
+import Keyring
+import KeyringTesting
+import TestSupport
+import Testing
+
+/// Which keyring a contract test runs against.
+enum Backend: String, Sendable, CustomTestStringConvertible {
+    case memory
+    /// The memory keyring hiding a locked collection's items, as KeePassXC does.
+    case memoryHiding
+    case real
+
+    /// The in-memory keyring always; the real one only inside a harness (never the user's own keyring).
+    static var available: [Backend] {
+        ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"].map { $0.isEmpty ? [.memory] : [.memory, .real] } ?? [.memory]
+    }
+
+    /// Those with a locked state: libsecret's file backend has none.
+    static var lockable: [Backend] { [.memoryHiding] + available.filter { $0 == .memory || !TestProvider.usesFileBackend } }
+
+    /// Those whose unlock prompts the test can answer: the memory keyring, and gnome-keyring
+    /// through gcr's mock prompter (KWallet's and KeePassXC's prompts cannot be driven headless).
+    static var promptable: [Backend] { lockable.filter { $0 != .real || TestProvider.isGnomeKeyring } }
+
+    var testDescription: String {
+        switch self {
+        case .memory: "memory"
+        case .memoryHiding: "memory, hiding locked items"
+        case .real: "real: \(Self.realName)"
+        }
+    }
+
+    /// The real provider's name: gnome-keyring, kwallet, keepassxc or file.
+    static var realName: String { TestProvider.usesFileBackend ? "file" : TestProvider.name }
+}
+
+/// One test's keyring, with the controls the contract needs, on either backend.
+final class Subject {
+    let backend: Backend
+    /// The in-memory keyring (nil for the real one).
+    let memory: MemoryKeyring?
+    private var relock = false
+
+    init(_ backend: Backend) throws {
+        self.backend = backend
+        memory = backend == .real ? nil : MemoryKeyring(hidesLockedItems: backend == .memoryHiding)
+        if backend == .real {
+            let root = ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? ""
+            let home = ProcessInfo.processInfo.environment["HOME"] ?? ""
+            try #require(!root.isEmpty && home.hasPrefix(root), "the real backend runs only inside scripts/with-keyring's HOME")
+        }
+    }
+
+    var isMemory: Bool { backend != .real }
+    var isFile: Bool { backend == .real && TestProvider.usesFileBackend }
+    /// Whether the backend has a locked state (libsecret's file backend has none).
+    var canLock: Bool { !isFile }
+    /// Whether a locked collection's items are listed (as locked); KeePassXC hides them.
+    var listsLockedItems: Bool { isMemory ? backend == .memory : TestProvider.listsLockedItems }
+
+    func keyring(timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) -> Keyring {
+        if let memory { return Keyring(memory: memory, timeout: timeout, unlock: unlock) }
+        return Keyring(timeout: timeout, unlock: unlock)
+    }
+
+    func store(_ identifier: String, group: String? = nil, unlock: UnlockPolicy = .prompt) throws -> SecretStore {
+        try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring(unlock: unlock))
+    }
+
+    func lock() throws {
+        guard let memory else {
+            try ctl(["lock"])
+            return
+        }
+        memory.isLocked = true
+    }
+
+    func unlock() throws {
+        guard let memory else {
+            try ctl(["unlock"])
+            return
+        }
+        memory.isLocked = false
+    }
+
+    /// The daemon restarts between two calls (the file backend has no daemon: nothing happens).
+    func restart() throws {
+        if let memory { return memory.restart() }
+        if isFile { return }
+        try ctl(["restart"])
+    }
+
+    /// Runs `body` with unlock prompts answerable (`answer`); the keyring is unlocked afterwards.
+    func withPrompts(_ body: () throws -> Void) throws {
+        if isMemory { return try body() }
+        try ctl(["prompter", "on"])
+        defer { _ = try? ctl(["prompter", "off"]) }
+        try body()
+    }
+
+    /// Queues the answer to the next unlock prompt.
+    func answer(_ answer: MemoryKeyring.UnlockAnswer) throws {
+        if let memory {
+            memory.unlockAnswer = answer
+            return
+        }
+        switch answer {
+        case .unlock: try ctl(["prompt-answer", "ok"])
+        case .dismiss: try ctl(["prompt-answer", "cancel"])
+        case .ignore: try ctl(["prompt-answer", "hang"])
+        }
+    }
+
+    @discardableResult
+    func ctl(_ arguments: [String]) throws -> String {
+        let script = repoRoot.appendingPathComponent("scripts/keyring-ctl").path
+        let result = try ChildProcess.run(script, arguments, environment: ProcessInfo.processInfo.environment)
+        try #require(result.status == 0, "keyring-ctl \(arguments.joined(separator: " ")): \(result.stderr)")
+        return result.text
+    }
+}
+
+/// The repository root: Tests/KeyringContractTests/Backends.swift, three levels up.
+let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+func uniqueID(_ tag: String) -> String { "contract.\(tag).\(UUID().uuidString)" }

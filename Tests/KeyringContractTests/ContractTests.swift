@@ -1,0 +1,228 @@
+// The behaviour apps rely on, the same test against the in-memory keyring (KeyringTesting) and the
+// real provider of the harness. Where the memory keyring or a provider differs, the test says so.
+import DeviceIdentity
+import Foundation
+import Keyring
+import KeyringTesting
+import TestSupport
+import Testing
+
+@Suite("The keyring contract: the memory keyring and every real provider", .serialized)
+struct ContractTests {
+    @Test("SecretStore: a value round-trips byte for byte, one item per wrapper, reset removes it", arguments: Backend.available)
+    func roundTrip(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let id = uniqueID("round-trip")
+        let store = try subject.store(id)
+        defer { try? store.reset() }
+        #expect(try store.object(forKey: .valueData) == nil)
+        try store.setObject("first", forKey: .valueData)
+        try store.setObject("second", forKey: .valueData)
+        try store.setObject("alice", forKey: .account)
+        try store.setObject("Token", forKey: .label)
+        let bytes = Data([0, 255, 1, 0x7B, 0x7D, 0])
+        try store.setData(bytes, forKey: .valueData)
+        #expect(try store.data(forKey: .valueData) == bytes)
+        #expect(try store.object(forKey: .account) == "alice")
+        #expect(try store.object(forKey: .label) == "Token")
+        #expect(try subject.keyring().search(["service": id]).count == 1, "one item per wrapper")
+        try store.reset()
+        #expect(try store.object(forKey: .valueData) == nil)
+        try store.reset()
+        #expect(try subject.keyring().search(["service": id]).isEmpty)
+    }
+
+    @Test("an access group is its own item beside the ungrouped one", arguments: Backend.available)
+    func accessGroups(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let id = uniqueID("group")
+        let plain = try subject.store(id)
+        let grouped = try subject.store(id, group: "team")
+        defer {
+            try? plain.reset()
+            try? grouped.reset()
+        }
+        try plain.setObject("plain", forKey: .valueData)
+        try grouped.setObject("grouped", forKey: .valueData)
+        #expect(try plain.object(forKey: .valueData) == "plain")
+        #expect(try grouped.object(forKey: .valueData) == "grouped")
+        try grouped.reset()
+        #expect(try plain.object(forKey: .valueData) == "plain")
+    }
+
+    @Test("twins: every reader picks the one ItemOrder puts first, and readAll lists both in that order", arguments: Backend.available)
+    func twins(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let keyring = subject.keyring()
+        let id = uniqueID("twins")
+        defer { _ = try? keyring.delete(["service": id]) }
+        try keyring.store(Data("older".utf8), attributes: ["service": id, "username": ""], label: "one")
+        try keyring.store(Data("younger".utf8), attributes: ["service": id, "username": "bob"], label: "two")
+        let all = try keyring.readAll(["service": id])
+        #expect(all.count == 2)
+        let first = try #require(ItemOrder.standard.sorted(all.map(\.item)).first)
+        #expect(all.first?.item == first, "readAll is in ItemOrder")
+        let expected = all.first?.secret
+        #expect(try keyring.lookup(["service": id]) == expected)
+        #expect(try keyring.firstItem(["service": id])?.secret == expected)
+        #expect(try subject.store(id).data(forKey: .valueData) == expected)
+        // Within one second the order falls to object paths: gnome-keyring, KWallet and the memory
+        // keyring number items in creation order; KeePassXC's are UUIDs and the file backend's digests.
+        if subject.isMemory || Backend.realName == "gnome-keyring" { #expect(expected == Data("older".utf8)) }
+    }
+
+    @Test("insertIfAbsent: creates once, then hands back the existing item unchanged", arguments: Backend.available)
+    func insertIfAbsent(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let keyring = subject.keyring()
+        let id = uniqueID("insert")
+        defer { _ = try? keyring.delete(["service": id]) }
+        #expect(try keyring.insertIfAbsent(Data("a".utf8), attributes: ["service": id], label: "x") == .inserted)
+        guard case .existing(_, let secret) = try keyring.insertIfAbsent(Data("b".utf8), attributes: ["service": id], label: "x") else {
+            Issue.record("a second insert did not find the first")
+            return
+        }
+        #expect(secret == Data("a".utf8))
+        #expect(try keyring.lookup(["service": id]) == Data("a".utf8))
+    }
+
+    @Test(
+        "a locked keyring is never absent: reads, writes and resets throw .locked; search and status say locked",
+        arguments: Backend.lockable)
+    func lockedIsNeverAbsent(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let id = uniqueID("locked")
+        let store = try subject.store(id, unlock: .never)
+        let unknown = try subject.store(uniqueID("locked-unknown"), unlock: .never)
+        try store.setObject("kept", forKey: .valueData)
+        try subject.lock()
+        defer {
+            try? subject.unlock()
+            try? store.reset()
+        }
+        let exists = subject.listsLockedItems
+        #expect(throws: KeyringError.locked(itemExists: exists)) { try store.object(forKey: .valueData) }
+        #expect(throws: KeyringError.locked(itemExists: false)) { try unknown.object(forKey: .valueData) }
+        #expect(throws: KeyringError.locked(itemExists: exists)) { try store.setObject("overwrite", forKey: .valueData) }
+        #expect(throws: KeyringError.locked(itemExists: exists)) { try store.reset() }
+        #expect(throws: KeyringError.locked(itemExists: exists)) { try subject.keyring(unlock: .never).lookup(["service": id]) }
+        let found = try subject.keyring().search(["service": id])
+        // KeePassXC hides a locked database's items; gnome-keyring, KWallet and the memory keyring list them, locked.
+        #expect(exists ? found.count == 1 && found.allSatisfy(\.isLocked) : found.isEmpty)
+        #expect(subject.keyring().status().isLocked)
+        try subject.unlock()
+        #expect(try store.object(forKey: .valueData) == "kept")
+    }
+
+    @Test("unlock prompt outcomes: answered unlocks, dismissed and unanswered are .locked with the outcome", arguments: Backend.promptable)
+    func unlockOutcomes(backend: Backend) throws {
+        let subject = try Subject(backend)
+        try subject.withPrompts {
+            let id = uniqueID("prompt")
+            // The memory keyring fails an unanswered prompt at once; a real one at the call's timeout.
+            let store = try SecretStore(identifier: id, keyring: subject.keyring(timeout: .seconds(3)))
+            try store.setObject("kept", forKey: .valueData)
+            defer { try? store.reset() }
+
+            try subject.lock()
+            try subject.answer(.dismiss)
+            #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .dismissed)) {
+                try store.object(forKey: .valueData)
+            }
+            try subject.answer(.ignore)
+            #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .unanswered)) {
+                try store.object(forKey: .valueData)
+            }
+            if !subject.isMemory {
+                // The answered prompt starts from a freshly locked keyring, not after the unanswered one.
+                try subject.unlock()
+                try subject.lock()
+            }
+            try subject.answer(.unlock)
+            #expect(try store.object(forKey: .valueData) == "kept")
+            #expect(subject.keyring().status().isLocked == false)
+        }
+    }
+
+    @Test("a daemon restart between two calls: items survive, the wrapper still updates its one item", arguments: Backend.available)
+    func restartBetweenCalls(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let id = uniqueID("restart")
+        let store = try subject.store(id)
+        defer { try? store.reset() }
+        try store.setObject("before", forKey: .valueData)
+        #expect(try store.object(forKey: .valueData) == "before")
+        try subject.restart()
+        #expect(try store.object(forKey: .valueData) == "before")
+        try store.setObject("after", forKey: .valueData)
+        #expect(try store.object(forKey: .valueData) == "after")
+        #expect(try subject.keyring().search(["service": id]).count == 1)
+    }
+
+    @Test(
+        "IdentifierResolver: one identifier across calls and a restart; a locked keyring never yields a new one",
+        arguments: Backend.available)
+    func resolver(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let backup = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: backup) }
+        let app = "contract.app.\(UUID().uuidString)"
+        let resolver = try IdentifierResolver(scope: .app(app), keyring: subject.keyring(unlock: .never), backup: .directory(backup.path))
+        let first = try resolver.identifier()
+        // refresh(): identifier() serves its in-process copy after the first call.
+        #expect(try resolver.refresh().value == first)
+        try subject.restart()
+        #expect(try resolver.refresh().value == first)
+        let other = try IdentifierResolver(
+            scope: .app(app + ".other"), keyring: subject.keyring(unlock: .never), backup: .none)
+        if subject.canLock {
+            try subject.lock()
+            defer { try? subject.unlock() }
+            #expect(throws: IdentityError.self) { try other.identifier() }
+            #expect(try resolver.refresh().value == first, "the backup serves while locked")
+        }
+        try resolver.reset()
+        try other.reset()
+    }
+
+    @Test(
+        "migration: a legacy keyring item is adopted byte for byte and removed; a locked keyring hiding it mints nothing",
+        arguments: [.memoryHiding] + Backend.available)
+    func migrationFromKeyringItem(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let keyring = subject.keyring(unlock: .never)
+        let legacy = ["service": uniqueID("legacy"), "username": "udid"]
+        let value = "  0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0\n"
+        let app = "contract.migrate.\(UUID().uuidString)"
+        let resolver = try IdentifierResolver(
+            scope: .app(app), migrations: [.keyringItem(legacy, removeAfterMigration: true)], keyring: keyring, backup: .none)
+        try keyring.store(Data(value.utf8), attributes: legacy, label: "legacy")
+        defer { try? resolver.reset() }
+        if subject.canLock {
+            try subject.lock()
+            #expect(throws: IdentityError.self, "a locked legacy item is never absent") { try resolver.identifier() }
+            try subject.unlock()
+        }
+        #expect(try resolver.identifier() == "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0")
+        #expect(try keyring.lookup(legacy) == nil, "removed after the verified migration")
+    }
+
+    @Test(
+        "identifier twins: the one first made wins, whatever the order they were stored in, and the other is cleaned up",
+        arguments: Backend.available)
+    func identifierTwins(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let keyring = subject.keyring()
+        let app = "contract.twins.\(UUID().uuidString)"
+        let scope = ["identity-scope": "app", "identity-name": app]
+        let younger = "22222222-2222-4222-8222-222222222222"
+        let older = "11111111-1111-4111-8111-111111111111"
+        defer { _ = try? keyring.delete(scope) }
+        try keyring.store(Data(younger.utf8), attributes: scope.merging(["identity-created": "2000000000.000"]) { $1 }, label: "young")
+        try keyring.store(Data(older.utf8), attributes: scope.merging(["identity-created": "1000000000.000"]) { $1 }, label: "old")
+        let resolver = try IdentifierResolver(scope: .app(app), keyring: keyring, backup: .none)
+        #expect(try resolver.identifier() == older)
+        #expect(try resolver.refresh().value == older)
+        #expect(try keyring.readAll(scope).map { String(decoding: $0.secret, as: UTF8.self) } == [older], "the twin is removed")
+    }
+}

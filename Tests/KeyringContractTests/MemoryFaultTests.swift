@@ -1,0 +1,113 @@
+// The memory keyring's injected faults and content types. The real counterparts (no bus, no
+// Secret Service, a hung or restarted daemon, a refused write) are FaultTests' against real
+// daemons; these check that the memory keyring reports each one with the same typed error.
+import DeviceIdentity
+import Foundation
+import Keyring
+import KeyringTesting
+import Testing
+
+@Suite("The memory keyring's faults and content types")
+struct MemoryFaultTests {
+    @Test("each injected fault is the typed error a real session gives, and clears")
+    func faultsAreTyped() throws {
+        let memory = MemoryKeyring()
+        let store = try SecretStore(identifier: uniqueID("fault"), keyring: Keyring(memory: memory, timeout: .seconds(7)))
+        try store.setObject("kept", forKey: .valueData)
+        memory.inject(.noSessionBus)
+        let noBus = #expect(throws: KeyringError.self) { try store.object(forKey: .valueData) }
+        guard case .noSessionBus = noBus else {
+            Issue.record("not noSessionBus: \(String(describing: noBus))")
+            return
+        }
+        memory.inject(.noSecretService)
+        #expect(throws: KeyringError.noSecretService) { try store.object(forKey: .valueData) }
+        #expect(Keyring(memory: memory).status().isReachable == false)
+        memory.inject(.timeout)
+        #expect(throws: KeyringError.timedOut(seconds: 7)) { try store.object(forKey: .valueData) }
+        memory.inject(.writeFails)
+        #expect(try store.object(forKey: .valueData) == "kept", "reads work while writes fail")
+        let failedWrite = #expect(throws: KeyringError.self) { try store.setObject("new", forKey: .valueData) }
+        guard case .serviceFailure = failedWrite else {
+            Issue.record("not serviceFailure: \(String(describing: failedWrite))")
+            return
+        }
+        #expect(try store.object(forKey: .valueData) == "kept", "a failed write changes nothing")
+        memory.inject(nil)
+        try store.setObject("new", forKey: .valueData)
+        #expect(try store.object(forKey: .valueData) == "new")
+    }
+
+    @Test("a fault injected for one call hits that call only")
+    func oneShotFault() throws {
+        let memory = MemoryKeyring()
+        let keyring = Keyring(memory: memory)
+        memory.inject(.timeout, times: 1)
+        #expect(throws: KeyringError.timedOut(seconds: 25)) { try keyring.lookup(["service": "x"]) }
+        #expect(try keyring.lookup(["service": "x"]) == nil)
+    }
+
+    @Test("a timed-out keyring never yields a new identifier; with no Secret Service the backup serves the one there is")
+    func resolverFaults() throws {
+        let memory = MemoryKeyring()
+        let backup = FileManager.default.temporaryDirectory.appendingPathComponent("memory-fault-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: backup) }
+        let resolver = try IdentifierResolver(
+            scope: .app("memory.fault.\(UUID().uuidString)"), keyring: Keyring(memory: memory), backup: .directory(backup.path))
+        memory.inject(.timeout)
+        #expect(throws: IdentityError.self, "a timed-out keyring never yields a new identifier") { try resolver.identifier() }
+        memory.inject(nil)
+        let id = try resolver.identifier()
+        memory.inject(.noSecretService)
+        #expect(try resolver.refresh().value == id, "the backup serves while the keyring is unreachable")
+        memory.inject(nil)
+        #expect(try resolver.refresh().value == id)
+    }
+
+    @Test("content types: SecretStore writes application/octet-stream, Keyring.store text/plain unless told")
+    func contentTypes() throws {
+        let memory = MemoryKeyring()
+        let keyring = Keyring(memory: memory)
+        let id = uniqueID("types")
+        try SecretStore(identifier: id, keyring: keyring).setObject("v", forKey: .valueData)
+        try keyring.store(Data("t".utf8), attributes: ["service": id + ".t"], label: "t")
+        try keyring.store(Data("{}".utf8), attributes: ["service": id + ".j"], label: "j", contentType: "application/json")
+        let types = memory.items.map { memory.secret(of: $0)?.contentType }
+        #expect(types == ["application/octet-stream", "text/plain", "application/json"])
+    }
+
+    @Test("twins added by another client: the oldest wins, a locked collection hides neither")
+    func foreignTwins() throws {
+        let memory = MemoryKeyring()
+        let id = uniqueID("foreign")
+        memory.add(Data("young".utf8), attributes: ["service": id, "username": ""], created: Date(timeIntervalSince1970: 2000))
+        memory.add(Data("old".utf8), attributes: ["service": id, "username": ""], created: Date(timeIntervalSince1970: 1000))
+        let store = try SecretStore(identifier: id, keyring: Keyring(memory: memory, unlock: .never))
+        #expect(try store.object(forKey: .valueData) == "old")
+        memory.isLocked = true
+        #expect(throws: KeyringError.locked(itemExists: true)) { try store.object(forKey: .valueData) }
+        #expect(memory.promptCount == 0, ".never shows no prompt")
+    }
+
+    /// The memory keyring's "no bus" stands for this process's session, whatever the real environment
+    /// (under scripts/with-keyring there is a bus; the resolver must still see none).
+    @Test("no bus, never served: headless, the backup holds a new identifier and the keyring gets it back; once served, no bus mints nothing")
+    func headlessThenServed() throws {
+        let memory = MemoryKeyring()
+        let keyring = Keyring(memory: memory)
+        let backup = FileManager.default.temporaryDirectory.appendingPathComponent("memory-headless-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: backup) }
+        let app = "memory.headless.\(UUID().uuidString)"
+        let resolver = try IdentifierResolver(scope: .app(app), keyring: keyring, backup: .directory(backup.path))
+        memory.inject(.noSessionBus)
+        let headless = try resolver.identifier()
+        #expect(memory.items.isEmpty)
+        memory.inject(nil)
+        #expect(try resolver.refresh().value == headless)
+        #expect(memory.items.compactMap { memory.secret(of: $0) }.map { String(decoding: $0.secret, as: UTF8.self) } == [headless])
+
+        let other = try IdentifierResolver(scope: .app(app + ".other"), keyring: keyring, backup: .directory(backup.path))
+        memory.inject(.noSessionBus)
+        #expect(throws: IdentityError.self, "a keyring served this user: no bus is unreachable, not headless") { try other.identifier() }
+    }
+}
