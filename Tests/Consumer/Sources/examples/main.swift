@@ -113,3 +113,29 @@ do {
     print("examples: OK: MigrationAndGeneration")
 }
 try resolver.reset()
+
+// MARK: Keyring: Unlocking, timeouts and concurrency
+
+do {
+    // docs-snippet begin: Sources/Keyring/Documentation.docc/UnlockingAndTimeouts.md #1
+    let keyring = Keyring(timeout: .seconds(5))
+    try keyring.lockCollection()            // e.g. when the user leaves the app; a locked one stays locked
+    let locked = try keyring.isLocked()     // true: reads the Locked property only, no secret, no dialog
+    do {
+        try keyring.unlockCollection()      // the desktop's unlock dialog, answered within the timeout
+    } catch KeyringError.locked(_, let unlock) {
+        print("still locked: \(unlock)")    // .dismissed (cancelled, or no dialog), .unanswered, .notAsked
+    }
+    // docs-snippet end
+
+    guard locked else { fail("UnlockingAndTimeouts: isLocked is false after lockCollection") }
+    // Headless, only KWallet's empty-password wallet unlocks without a dialog: put the keyring
+    // back unlocked for whoever runs next, as the harness does.
+    let ctl = Process()
+    ctl.executableURL = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../../scripts/keyring-ctl").standardizedFileURL
+    ctl.arguments = ["unlock"]
+    try ctl.run()
+    ctl.waitUntilExit()
+    guard ctl.terminationStatus == 0, try !keyring.isLocked() else { fail("UnlockingAndTimeouts: the keyring did not unlock again") }
+    print("examples: OK: UnlockingAndTimeouts")
+}
