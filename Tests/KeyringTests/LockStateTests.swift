@@ -21,7 +21,7 @@ struct LockStateTests {
 
     @Test("the file backend is never locked: lockCollection is unsupported, unlockCollection succeeds",
           .enabled(if: TestProvider.usesFileBackend, "runs with SECRET_BACKEND=file"))
-    func fileBackendHasNoLock() async throws {
+    func fileBackendHasNoLock() throws {
         let store = try SecretStore(identifier: uniqueID("lock-file"))
         try store.setObject("v", forKey: .valueData)
         defer { try? store.reset() }
@@ -30,13 +30,13 @@ struct LockStateTests {
         let error = keyringError { try Keyring.default.lockCollection() }
         #expect(error == .unsupported("the file backend has no locked state, so it cannot be locked; its file is always encrypted"))
         try Keyring.default.unlockCollection()
-        #expect(try await Keyring.default.isLocked() == false)
+        #expect(try Keyring.default.isLocked() == false)
         #expect(try store.object(forKey: .valueData) == "v")
     }
 
     @Test("lockCollection locks (twice is fine), isLocked says so without prompting, unlockCollection unlocks",
           .enabled(if: !TestProvider.usesFileBackend && !TestProvider.isKeePassXC, "KeePassXC's unlock is its own dialog: see below"))
-    func lockThenUnlock() async throws {
+    func lockThenUnlock() throws {
         try requireTestKeyring()
         let store = try SecretStore(identifier: uniqueID("lock-cycle"))
         let empty = try SecretStore(identifier: uniqueID("lock-cycle-empty"))
@@ -71,11 +71,23 @@ struct LockStateTests {
             defer { Self.restoreUnlocked() }
             try body()
         }
-        // The async twins run the same calls.
-        defer { Self.restoreUnlocked() }
+    }
+
+    @Test("the async twins lock and report the same", .enabled(if: !TestProvider.usesFileBackend, "the file backend cannot lock"))
+    func asyncTwins() async throws {
+        try requireTestKeyring()
+        let store = try SecretStore(identifier: uniqueID("lock-async"))
+        try await store.setObject("v", forKey: .valueData)
+        defer {
+            Self.restoreUnlocked()
+            try? store.reset()
+        }
+        #expect(try await Keyring.default.isLocked() == false)
         try await Keyring.default.lockCollection()
         #expect(try await Keyring.default.isLocked() == true)
         #expect(try await store.isLocked() == true)
+        let error = await keyringError { try await Keyring(unlock: .never).unlockCollection() }
+        #expect(error == .locked(itemExists: false))
         if TestProvider.isKWallet {
             try await Keyring.default.unlockCollection()
             #expect(try await Keyring.default.isLocked() == false)

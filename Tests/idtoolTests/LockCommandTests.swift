@@ -57,7 +57,7 @@ struct LockCommandTests {
         #expect(try Keyring.default.isLocked())
         #expect(try Idtool.run(["unlock", "--no-prompt"]).status == 75)
         let unlocked = try Idtool.run(["unlock", "--timeout", "3"])
-        if provider == "kwallet" {
+        if Self.provider == "kwallet" {
             #expect(unlocked.status == 0, "\(unlocked.stderr)")
             #expect(try !Keyring.default.isLocked())
         } else {
