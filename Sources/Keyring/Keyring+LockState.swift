@@ -35,7 +35,9 @@ extension Keyring {
             switch try call.changeLock(.lock, of: path) {
             case .completed: break
             case .dismissed:
-                throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: "the service's lock prompt was dismissed")
+                // KeePassXC 2.7.10 does this while one of its dialogs is open (an unlock dialog a
+                // client left unanswered): it then locks nothing until that dialog closes.
+                throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.lockRefused)
             case .unanswered: throw call.callDeadline.timedOut
             }
             if try call.collectionLocked(at: path) != true {
@@ -91,6 +93,10 @@ extension SecretStore {
 }
 
 extension Keyring {
+    /// Why `lockCollection()` failed when the service dismissed its own lock prompt.
+    static let lockRefused =
+        "the service refused to lock the default collection (its lock prompt was dismissed): close the keyring manager's open dialogs, such as a pending unlock dialog, then retry"
+
     /// The file backend's lock state: none, once the file opens with its key (every item's MAC checked).
     func fileIsLocked() throws(KeyringError) -> Bool {
         try FileKeyring.run(timeout: timeout, exclusive: false) { _ throws(KeyringError) in }
