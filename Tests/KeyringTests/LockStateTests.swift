@@ -13,6 +13,9 @@ import TestSupport
 /// has no locked state.
 @Suite("Lock state", .serialized)
 struct LockStateTests {
+    /// gnome-keyring's prompts go to the mock prompter; not with SECRET_BACKEND=file, which has no prompts.
+    static var mockPrompts: Bool { TestProvider.isGnomeKeyring && !TestProvider.usesFileBackend }
+
     /// Puts the provider back unlocked after a test that may leave it locked.
     static func restoreUnlocked() {
         guard !TestProvider.usesFileBackend else { return }
@@ -35,7 +38,7 @@ struct LockStateTests {
     }
 
     @Test("lockCollection locks (twice is fine), isLocked says so without prompting, unlockCollection unlocks",
-          .enabled(if: !TestProvider.usesFileBackend && !TestProvider.isKeePassXC, "KeePassXC's unlock is its own dialog: see below"))
+          .enabled(if: !TestProvider.usesFileBackend && !TestProvider.isKeePassXC, "not the file backend (no lock), not KeePassXC (its unlock is its own dialog: see below)"))
     func lockThenUnlock() throws {
         try requireTestKeyring()
         let store = try SecretStore(identifier: uniqueID("lock-cycle"))
@@ -94,7 +97,7 @@ struct LockStateTests {
         }
     }
 
-    @Test("isLocked never prompts, whatever the unlock policy", .enabled(if: TestProvider.isGnomeKeyring, mockPrompterNote))
+    @Test("isLocked never prompts, whatever the unlock policy", .enabled(if: Self.mockPrompts, mockPrompterNote))
     func isLockedNeverPrompts() throws {
         try requireTestKeyring()
         try withMockPrompter {
@@ -109,7 +112,7 @@ struct LockStateTests {
         }
     }
 
-    @Test("a dismissed unlock prompt is locked (dismissed) and stays locked", .enabled(if: TestProvider.isGnomeKeyring, mockPrompterNote))
+    @Test("a dismissed unlock prompt is locked (dismissed) and stays locked", .enabled(if: Self.mockPrompts, mockPrompterNote))
     func dismissedUnlock() throws {
         try requireTestKeyring()
         try withMockPrompter {
@@ -121,7 +124,7 @@ struct LockStateTests {
         }
     }
 
-    @Test("unlock: .never throws locked without prompting", .enabled(if: TestProvider.isGnomeKeyring, mockPrompterNote))
+    @Test("unlock: .never throws locked without prompting", .enabled(if: Self.mockPrompts, mockPrompterNote))
     func neverPolicyDoesNotPrompt() throws {
         try requireTestKeyring()
         try withMockPrompter {
@@ -133,7 +136,7 @@ struct LockStateTests {
         }
     }
 
-    @Test("an unlock prompt nobody answers ends at the timeout as locked (unanswered)", .enabled(if: TestProvider.isGnomeKeyring, mockPrompterNote))
+    @Test("an unlock prompt nobody answers ends at the timeout as locked (unanswered)", .enabled(if: Self.mockPrompts, mockPrompterNote))
     func unansweredUnlock() throws {
         try requireTestKeyring()
         try withMockPrompter {
@@ -151,7 +154,7 @@ struct LockStateTests {
     // KeePassXC opens its own unlock dialog for Unlock, which nobody answers headless: the test
     // shows the call ends at its timeout as locked (unanswered), and the database stays locked.
     @Test("KeePassXC: lockCollection locks; unlockCollection's dialog goes unanswered headless",
-          .enabled(if: TestProvider.isKeePassXC, "KeePassXC only"))
+          .enabled(if: TestProvider.isKeePassXC && !TestProvider.usesFileBackend, "KeePassXC only"))
     func keePassXCUnlockIsItsDialog() throws {
         try requireTestKeyring()
         let store = try SecretStore(identifier: uniqueID("lock-kpx"))
