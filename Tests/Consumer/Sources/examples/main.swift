@@ -123,19 +123,15 @@ do {
     let locked = try keyring.isLocked()     // true: reads the Locked property only, no secret, no dialog
     do {
         try keyring.unlockCollection()      // the desktop's unlock dialog, answered within the timeout
-    } catch KeyringError.locked(_, let unlock) {
+    } catch {
+        guard case .locked(_, let unlock) = error else { throw error }
         print("still locked: \(unlock)")    // .dismissed (cancelled, or no dialog), .unanswered, .notAsked
     }
     // docs-snippet end
 
     guard locked else { fail("UnlockingAndTimeouts: isLocked is false after lockCollection") }
-    // Headless, only KWallet's empty-password wallet unlocks without a dialog: put the keyring
-    // back unlocked for whoever runs next, as the harness does.
-    let ctl = Process()
-    ctl.executableURL = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../../scripts/keyring-ctl").standardizedFileURL
-    ctl.arguments = ["unlock"]
-    try ctl.run()
-    ctl.waitUntilExit()
-    guard ctl.terminationStatus == 0, try !keyring.isLocked() else { fail("UnlockingAndTimeouts: the keyring did not unlock again") }
+    // Headless, only KWallet's empty-password wallet unlocks without a dialog; gnome-keyring
+    // dismisses at once (no display), KeePassXC's own dialog goes unanswered. The keyring may stay
+    // locked: this is the program's last part, and every harness run starts its keyring unlocked.
     print("examples: OK: UnlockingAndTimeouts")
 }
