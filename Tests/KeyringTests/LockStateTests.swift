@@ -38,7 +38,9 @@ struct LockStateTests {
     }
 
     @Test("lockCollection locks (twice is fine), isLocked says so without prompting, unlockCollection unlocks",
-          .enabled(if: !TestProvider.usesFileBackend && !TestProvider.isKeePassXC, "not the file backend (no lock), not KeePassXC (its unlock is its own dialog: see below)"))
+          .enabled(
+              if: !TestProvider.usesFileBackend && !TestProvider.isKeePassXC,
+              "not the file backend (no lock), not KeePassXC (its unlock is its own dialog: see below)"))
     func lockThenUnlock() throws {
         try requireTestKeyring()
         let store = try SecretStore(identifier: uniqueID("lock-cycle"))
@@ -184,7 +186,7 @@ struct LockStateTests {
         if case .serviceFailure(_, _, let message)? = refused {
             #expect(message.contains("refused to lock"), "\(message)")
         } else {
-            Issue.record("KeePassXC locked after an unanswered unlock dialog (\(String(describing: refused))): update this test and the docs")
+            Issue.record("KeePassXC locked after an unanswered unlock dialog (\(String(describing: refused))): update the test and docs")
         }
         try keyringCtl("restart")
         try Keyring.default.lockCollection()
