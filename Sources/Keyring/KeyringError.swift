@@ -25,6 +25,9 @@ public enum KeyringError: Error, Sendable, Equatable {
     case invalidArgument(String)
     /// The stored value is not UTF-8 text, so it cannot be returned as a `String`.
     case valueIsNotText
+    /// The keyring cannot do this at all, whatever is retried; the text says why. `Keyring.lockCollection()`
+    /// on the file backend, which has no locked state, throws it.
+    case unsupported(String)
     /// The file keyring (libsecret's file backend, used in sandboxes) does not open with the key it
     /// was given: the Secret portal's secret, or `SECRET_FILE_TEST_PASSWORD`, is not the one it was
     /// written with (or an item in it is damaged). Never reported as "absent".
@@ -76,6 +79,8 @@ extension KeyringError: CustomStringConvertible {
             return "invalid argument: \(why)"
         case .valueIsNotText:
             return "the stored value is not UTF-8 text: read it as bytes with data(forKey:)"
+        case .unsupported(let why):
+            return "not supported: \(why)"
         case .wrongKey(let path):
             return
                 "the keyring file \(path) does not open with this key (the Secret portal's secret or SECRET_FILE_TEST_PASSWORD differs from the one it was written with, or the file is damaged): nothing was read or changed"

@@ -33,6 +33,11 @@ enum Command: Equatable, Sendable {
     /// `idtool doctor`: check the session bus, the Secret Service and the default collection.
     case doctor(json: Bool, timeout: Duration)
 
+    /// `idtool lock`: lock the default collection (never prompts).
+    case lock(timeout: Duration)
+    /// `idtool unlock`: unlock the default collection through the service's prompt.
+    case unlock(timeout: Duration, unlock: UnlockPolicy = .prompt)
+
     /// `idtool item get`: write one key of an item to stdout, byte for byte.
     case itemGet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool item set`: read one key of an item from stdin, byte for byte.
@@ -67,6 +72,6 @@ enum Shell: String, Equatable, Sendable, CaseIterable {
 /// Which usage text to print: the overview, or one command's.
 enum HelpTopic: String, Equatable, Sendable, CaseIterable {
     case overview
-    case get, show, reset, migrate, derive, doctor
+    case get, show, reset, migrate, derive, doctor, lock, unlock
     case item, itemGet, itemSet, itemReset
 }

@@ -34,6 +34,8 @@ package enum EntryPoint {
                 return Doctor.run(json: json, timeout: timeout, environment: ProcessInfo.processInfo.environment)
             case .itemGet, .itemSet, .itemReset:
                 return ItemCommands.run(command)
+            case .lock, .unlock:
+                return LockCommands.run(command)
             }
         } catch {
             return Output.fail(error)

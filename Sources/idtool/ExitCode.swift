@@ -28,7 +28,7 @@ enum ExitCode: Int32, Sendable, CaseIterable {
         case .invalidArgument, .valueIsNotText: self = .dataError
         case .serviceFailure: self = .software
         case .wrongKey, .keyringFileDamaged: self = .dataError
-        case .keyringFileUnavailable, .keyExchangeFailed: self = .unavailable
+        case .keyringFileUnavailable, .keyExchangeFailed, .unsupported: self = .unavailable
         }
     }
 }

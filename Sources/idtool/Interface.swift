@@ -212,6 +212,23 @@ enum Interface {
                 "Exit 0 when all pass, 75 when the only problem is a locked keyring (or a timeout), else 69.",
             ]),
         Command(
+            topic: .lock, words: ["lock"],
+            // --no-prompt is accepted for uniformity: locking never prompts.
+            options: [timeout, noPrompt, help],
+            summary: "lock the default keyring",
+            about: [
+                "Locks the default keyring; a locked one stays as it is. Never shows a dialog.",
+                "Exits 69 on libsecret's file backend, which has no locked state.",
+            ]),
+        Command(
+            topic: .unlock, words: ["unlock"], options: [timeout, noPrompt, help],
+            summary: "unlock the default keyring through its unlock dialog",
+            about: [
+                "Unlocks the default keyring through the keyring's unlock dialog, waiting up to",
+                "--timeout for the password. An unlocked keyring (or the file backend) succeeds at once.",
+                "Exits 75 when it stays locked: the dialog was dismissed or unanswered, or --no-prompt.",
+            ]),
+        Command(
             topic: .item, words: ["item"], options: [help],
             summary: "read and write keyring items",
             about: [

@@ -54,7 +54,7 @@ extension CommandLineParser {
         case .itemReset(let identifier, let group, _, _):
             try check(identifier, "the identifier", .itemReset, .dataError)
             try check(group, "--group", .itemReset, .dataError)
-        case .help, .version, .generate, .derive, .doctor:
+        case .help, .version, .generate, .derive, .doctor, .lock, .unlock:
             return
         }
     }

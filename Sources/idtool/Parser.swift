@@ -90,6 +90,10 @@ enum CommandLineParser {
             return .derive(appKey: key, uuid: scan.has("--uuid"))
         case .doctor:
             return .doctor(json: scan.has("--json"), timeout: try scan.timeout())
+        case .lock:
+            return .lock(timeout: try scan.timeout())
+        case .unlock:
+            return .unlock(timeout: try scan.timeout(), unlock: scan.unlock)
         default:
             // Interface lists a command that has no case here.
             throw UsageError(

@@ -110,6 +110,7 @@ struct AsyncTwinTests {
     func twinsCoverThePublicAPI() throws {
         let pairs = [
             (["Sources/Keyring/Keyring.swift", "Sources/Keyring/SecretStore.swift"], "Sources/Keyring/Keyring+Async.swift"),
+            (["Sources/Keyring/Keyring+LockState.swift"], "Sources/Keyring/Keyring+LockState+Async.swift"),
             (["Sources/DeviceIdentity/IdentifierResolver.swift"], "Sources/DeviceIdentity/IdentifierResolver+Async.swift"),
         ]
         for (syncFiles, asyncFile) in pairs {

@@ -38,7 +38,7 @@ struct ErrorDescriptionTests {
         // Every case's description, given the secret wherever a payload could carry it.
         let all: [KeyringError] = [
             .noSessionBus(detail: "x"), .noSecretService, .locked(itemExists: true), .locked(itemExists: false),
-            .noDefaultCollection, .timedOut(seconds: 1.5), .cancelled, .valueIsNotText,
+            .noDefaultCollection, .timedOut(seconds: 1.5), .cancelled, .valueIsNotText, .unsupported("x"),
         ]
         for error in all { expectNoSecret(error, secret) }
     }

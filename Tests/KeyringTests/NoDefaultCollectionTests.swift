@@ -51,6 +51,11 @@ struct NoDefaultCollectionTests {
         #expect(keyringError { try Keyring.default.store(Data("v".utf8), attributes: ["service": store.identifier], label: "l") } == .noDefaultCollection)
         // A read of an absent item is still a plain miss.
         #expect(try store.object(forKey: .valueData) == nil)
+        // Lock state needs a default collection too (Keyring+LockState.swift).
+        #expect(keyringError { try Keyring.default.isLocked() } == .noDefaultCollection)
+        #expect(keyringError { try store.isLocked() } == .noDefaultCollection)
+        #expect(keyringError { try Keyring.default.lockCollection() } == .noDefaultCollection)
+        #expect(keyringError { try Keyring.default.unlockCollection() } == .noDefaultCollection)
 
         let status = Keyring.default.status()
         #expect(status.isReachable)

@@ -1,14 +1,42 @@
 internal import CLibSecret
 
-/// Unlocking on demand: Service.Unlock on the default collection, then its prompt
-/// (Prompt.Prompt, wait for Completed), in raw D-Bus so that the wait ends at the call's
-/// deadline and on cancellation, which libsecret's prompt wait does not promise.
+/// Locking and unlocking: Service.Unlock or Service.Lock on a collection, then the prompt the
+/// service asks for (Prompt.Prompt, wait for Completed), in raw D-Bus so that the wait ends at the
+/// call's deadline and on cancellation, which libsecret's prompt wait does not promise.
 ///
 /// `ServiceCall.run` calls `unlockDefaultCollection` when an operation under `UnlockPolicy.prompt`
-/// threw `.locked`, whatever found it, and retries the operation once. Nothing else changes.
+/// threw `.locked`, whatever found it, and retries the operation once. `Keyring.lockCollection()` and
+/// `unlockCollection()` (Keyring+LockState.swift) come here too: this is the one home of lock changes.
 extension ServiceCall {
     private static let serviceInterface = "org.freedesktop.Secret.Service"
     private static let promptInterface = "org.freedesktop.Secret.Prompt"
+
+    /// The Secret Service's two lock calls.
+    enum LockChange: String {
+        case lock = "Lock"
+        case unlock = "Unlock"
+    }
+
+    /// How a lock change ended.
+    enum LockChangeOutcome {
+        /// Done at once, or its prompt completed (the caller reads the state back when it matters).
+        case completed
+        /// Its prompt was dismissed.
+        case dismissed
+        /// Nobody answered its prompt before the deadline.
+        case unanswered
+    }
+
+    /// The default collection's real path, or nil when the service has none. The real path: not
+    /// every provider accepts the alias path in Lock and Unlock.
+    func defaultCollectionPath() throws(KeyringError) -> String? {
+        let (connection, owner) = try ownerConnection()
+        defer { g_free(owner) }
+        let path = try callReturning(
+            Self.string(kr_variant_tuple_objpath), connection, owner, BusCall.servicePath, Self.serviceInterface, "ReadAlias",
+            kr_variant_string_tuple("default"), reply: "(o)")
+        return path == "/" ? nil : path
+    }
 
     /// Unlocks the default collection, showing the service's unlock prompt when it has one.
     /// Returns once the prompt completed (or none was needed); the caller then retries.
@@ -18,16 +46,22 @@ extension ServiceCall {
     ///   except on gnome-keyring), `.cancelled` when the caller cancelled (likewise), or a failure
     ///   of the calls themselves.
     func unlockDefaultCollection(itemExists: Bool) throws(KeyringError) {
-        let proxy = kr_service_proxy(service)
-        guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy) else {
-            throw .noSessionBus(detail: "the connection was closed")
+        guard let path = try defaultCollectionPath() else { throw .locked(itemExists: itemExists) }
+        switch try changeLock(.unlock, of: path) {
+        case .completed: return
+        case .dismissed: throw .locked(itemExists: itemExists, unlock: .dismissed)
+        case .unanswered: throw .locked(itemExists: itemExists, unlock: .unanswered)
         }
+    }
+
+    /// Sends Lock or Unlock for the collection at `path` and runs the prompt the service returns, if any.
+    /// - Returns: how it ended; `.completed` does not prove the new state (a "/" prompt may also
+    ///   mean "nothing this call can change"): callers that must know read `Locked` back.
+    /// - Throws: `.cancelled` when the caller cancelled while the prompt was open (it is dismissed,
+    ///   except on gnome-keyring), or a failure of the calls themselves.
+    func changeLock(_ change: LockChange, of path: String) throws(KeyringError) -> LockChangeOutcome {
+        let (connection, owner) = try ownerConnection()
         defer { g_free(owner) }
-        // The real path: not every provider accepts the alias path in Unlock.
-        let readAlias = try callReturning(
-            Self.string(kr_variant_tuple_objpath), connection, owner, BusCall.servicePath, Self.serviceInterface, "ReadAlias",
-            kr_variant_string_tuple("default"), reply: "(o)")
-        guard readAlias != "/" else { throw .locked(itemExists: itemExists) }
 
         // Signals are dispatched on the thread-default context at subscription: a private one,
         // iterated below, so the wait needs no main loop of the caller's.
@@ -37,11 +71,12 @@ extension ServiceCall {
             g_main_context_pop_thread_default(context)
             g_main_context_unref(context)
         }
+        // Lock and Unlock both answer (aoo): the objects changed at once, and a prompt.
         let prompt = try callReturning(
-            Self.string(kr_unlock_reply_prompt), connection, owner, BusCall.servicePath, Self.serviceInterface, "Unlock",
-            kr_variant_objpath_array_tuple(readAlias), reply: "(aoo)")
-        // "/" means unlocked at once, or nothing this call can unlock: the retry tells which.
-        if prompt == "/" { return }
+            Self.string(kr_unlock_reply_prompt), connection, owner, BusCall.servicePath, Self.serviceInterface, change.rawValue,
+            kr_variant_objpath_array_tuple(path), reply: "(aoo)")
+        // "/" means done at once, or nothing this call can change: the caller's read-back tells which.
+        if prompt == "/" { return .completed }
 
         // gnome-keyring (seen with 42.1) aborts when a prompt is dismissed while its dialog is
         // open (assertion in gkd-secret-unlock.c, perform_next_unlock): its dialog is left open
@@ -78,17 +113,23 @@ extension ServiceCall {
         } catch .cancelled {
             // Cancelled while sending Prompt: handled below like a cancelled wait.
         }
-        if wait.completed {
-            if wait.dismissed { throw .locked(itemExists: itemExists, unlock: .dismissed) }
-            return
-        }
+        if wait.completed { return wait.dismissed ? .dismissed : .completed }
         if mayDismiss {
             // Close the dialog: nobody is waiting for it any more. No reply is awaited.
             BusCall.send(connection, String(cString: owner), prompt, Self.promptInterface, "Dismiss", nil)
         }
         // The deadline timer cancels at the deadline; a cancellation before it is the caller's.
-        if ContinuousClock.now >= deadline - .milliseconds(20) { throw .locked(itemExists: itemExists, unlock: .unanswered) }
+        if ContinuousClock.now >= deadline - .milliseconds(20) { return .unanswered }
         throw .cancelled
+    }
+
+    /// The service's connection and the unique name of its owner (free it with g_free).
+    private func ownerConnection() throws(KeyringError) -> (OpaquePointer, UnsafeMutablePointer<gchar>) {
+        let proxy = kr_service_proxy(service)
+        guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy) else {
+            throw .noSessionBus(detail: "the connection was closed")
+        }
+        return (connection, owner)
     }
 
     /// Wraps a shim reader that returns an owned C string.

@@ -145,3 +145,25 @@ guard case .failure(let slow) = Result(catching: { try tokens.object(forKey: .va
     try tokens.object(forKey: .valueData) == "s3cr3t-token"
 else { fail("TestingYourApp: the one-call timeout") }
 print("examples: OK: TestingYourApp memory keyring")
+
+// MARK: Keyring: Unlocking, timeouts and concurrency
+
+do {
+    // docs-snippet begin: Sources/Keyring/Documentation.docc/UnlockingAndTimeouts.md #1
+    let keyring = Keyring(timeout: .seconds(5))
+    try keyring.lockCollection()            // e.g. when the user leaves the app; a locked one stays locked
+    let locked = try keyring.isLocked()     // true: reads the Locked property only, no secret, no dialog
+    do {
+        try keyring.unlockCollection()      // the desktop's unlock dialog, answered within the timeout
+    } catch {
+        guard case .locked(_, let unlock) = error else { throw error }
+        print("still locked: \(unlock)")    // .dismissed (cancelled, or no dialog), .unanswered, .notAsked
+    }
+    // docs-snippet end
+
+    guard locked else { fail("UnlockingAndTimeouts: isLocked is false after lockCollection") }
+    // Headless, only KWallet's empty-password wallet unlocks without a dialog; gnome-keyring
+    // dismisses at once (no display), KeePassXC's own dialog goes unanswered. The keyring may stay
+    // locked: this is the program's last part, and every harness run starts its keyring unlocked.
+    print("examples: OK: UnlockingAndTimeouts")
+}
