@@ -11,7 +11,7 @@ extension Keyring {
     /// - Throws: `KeyringError.noDefaultCollection` when the service has none, `.noSecretService`,
     ///   `.noSessionBus`, `.timedOut`, or (file backend) the file's errors such as `.wrongKey`.
     public func isLocked() throws(KeyringError) -> Bool {
-        if usesFileBackend { return try fileIsLocked() }
+        if let localKeyring { return try localKeyring.isLocked(timeout: timeout) }
         return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
             try call.defaultCollectionLocked().locked
         }
@@ -26,9 +26,7 @@ extension Keyring {
     ///   from the Secret portal whenever the app runs), `.serviceFailure` when the service leaves
     ///   the collection unlocked, or another `KeyringError`.
     public func lockCollection() throws(KeyringError) {
-        if usesFileBackend {
-            throw .unsupported("the file backend has no locked state, so it cannot be locked; its file is always encrypted")
-        }
+        if let localKeyring { return try localKeyring.lock(timeout: timeout) }
         try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
             let (path, locked) = try call.defaultCollectionLocked()
             if locked { return }
@@ -57,10 +55,7 @@ extension Keyring {
     ///   `.dismissed` when the user cancelled it or no dialog could be shown, `.unanswered` when
     ///   nobody answered before the timeout; `.noDefaultCollection`, `.cancelled`, or another `KeyringError`.
     public func unlockCollection() throws(KeyringError) {
-        if usesFileBackend {
-            _ = try fileIsLocked()
-            return
-        }
+        if let localKeyring { return try localKeyring.unlock(timeout: timeout, policy: unlock) }
         // A locked collection throws `.locked`, which `ServiceCall.run` under `.prompt` answers with
         // the unlock prompt and one more run: the unlock path every call takes, nothing of its own.
         try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
@@ -97,11 +92,6 @@ extension Keyring {
     static let lockRefused =
         "the service refused to lock the default collection (its lock prompt was dismissed): close the keyring manager's open dialogs, such as a pending unlock dialog, then retry"
 
-    /// The file backend's lock state: none, once the file opens with its key (every item's MAC checked).
-    func fileIsLocked() throws(KeyringError) -> Bool {
-        try FileKeyring.run(timeout: timeout, exclusive: false) { _ throws(KeyringError) in }
-        return false
-    }
 }
 
 extension ServiceCall {

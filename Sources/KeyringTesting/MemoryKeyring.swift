@@ -211,6 +211,13 @@ extension MemoryKeyring: LocalKeyring {
         return result
     }
 
+    package func lock(timeout: Duration) throws(KeyringError) {
+        try state.withLock { state throws(KeyringError) in
+            try Self.meetFault(&state, seconds: timeout / .seconds(1), writing: false)
+            state.locked = true
+        }
+    }
+
     package func withCreationLock<T>(timeout: Duration, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         let seconds = timeout / .seconds(1)
         try state.withLock { state throws(KeyringError) in try Self.meetFault(&state, seconds: seconds, writing: false) }
@@ -283,6 +290,7 @@ package final class MemoryItems: LocalItems {
     }
 
     package var isLocked: Bool { locked }
+    package var unlockOutcome: UnlockOutcome { outcome }
 
     package func listed() throws(KeyringError) -> [LocalItem] {
         try checked(items)

@@ -38,6 +38,36 @@ struct MemoryFaultTests {
         #expect(try store.object(forKey: .valueData) == "new")
     }
 
+    @Test("lock state: isLocked, lockCollection and unlockCollection through the memory keyring's prompt, as on gnome-keyring")
+    func lockState() throws {
+        let memory = MemoryKeyring()
+        let keyring = Keyring(memory: memory)
+        let store = try SecretStore(identifier: uniqueID("lock"), keyring: keyring)
+        try store.setObject("kept", forKey: .valueData)
+        #expect(try keyring.isLocked() == false)
+        try keyring.lockCollection()
+        #expect(memory.isLocked)
+        #expect(try keyring.isLocked())
+        #expect(try store.isLocked())
+        #expect(memory.promptCount == 0, "asking and locking never prompt")
+        #expect(throws: KeyringError.locked(itemExists: false, unlock: .notAsked)) {
+            try Keyring(memory: memory, unlock: .never).unlockCollection()
+        }
+        #expect(memory.promptCount == 0, ".never shows no prompt")
+        memory.unlockAnswer = .dismiss
+        #expect(throws: KeyringError.locked(itemExists: false, unlock: .dismissed)) { try keyring.unlockCollection() }
+        memory.unlockAnswer = .ignore
+        #expect(throws: KeyringError.locked(itemExists: false, unlock: .unanswered)) { try keyring.unlockCollection() }
+        memory.unlockAnswer = .unlock
+        try keyring.unlockCollection()
+        #expect(!memory.isLocked && memory.promptCount == 3)
+        try keyring.unlockCollection()
+        #expect(memory.promptCount == 3, "an unlocked collection is not prompted for")
+        #expect(try store.object(forKey: .valueData) == "kept")
+        memory.inject(.noSecretService, times: 1)
+        #expect(throws: KeyringError.noSecretService) { try keyring.lockCollection() }
+    }
+
     @Test("a fault injected for one call hits that call only")
     func oneShotFault() throws {
         let memory = MemoryKeyring()

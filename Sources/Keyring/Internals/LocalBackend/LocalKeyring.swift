@@ -34,6 +34,10 @@ package protocol LocalKeyring: Sendable {
     /// What `Keyring.status()` reports for this collection.
     func status(timeout: Duration) -> ServiceStatus
 
+    /// Locks the collection (`Keyring.lockCollection()`). The file backend, which has no locked
+    /// state, throws `.unsupported`.
+    func lock(timeout: Duration) throws(KeyringError)
+
     /// Whether the environment this collection stands for names a session bus
     /// (`Keyring.isSessionBusConfigured` for the file backend).
     var isSessionBusConfigured: Bool { get }
@@ -43,6 +47,8 @@ package protocol LocalKeyring: Sendable {
 package protocol LocalItems {
     /// True when the collection is locked: what it lists is marked locked and its secrets cannot be read.
     var isLocked: Bool { get }
+    /// How this operation's unlock prompt ended, when the collection was locked at its start.
+    var unlockOutcome: UnlockOutcome { get }
     /// Every item, oldest first. A locked collection that may not be listed throws `.locked`.
     func listed() throws(KeyringError) -> [LocalItem]
     /// The items whose attributes include `attributes`, oldest first.
@@ -55,6 +61,20 @@ package protocol LocalItems {
     func remove(objectPath: String) throws(KeyringError)
     /// Removes every item whose attributes include `attributes`; returns how many.
     func removeAll(_ attributes: [String: String]) throws(KeyringError) -> Int
+}
+
+extension LocalKeyring {
+    /// `Keyring.isLocked()`: the collection's state, with no prompt.
+    func isLocked(timeout: Duration) throws(KeyringError) -> Bool {
+        try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in items.isLocked }
+    }
+
+    /// `Keyring.unlockCollection()`: the unlock prompt, as `policy` allows, as every call meets it.
+    func unlock(timeout: Duration, policy: UnlockPolicy) throws(KeyringError) {
+        try run(timeout: timeout, exclusive: false, prompt: policy) { items throws(KeyringError) in
+            if items.isLocked { throw .locked(itemExists: false, unlock: items.unlockOutcome) }
+        }
+    }
 }
 
 extension LocalItems {
@@ -105,10 +125,15 @@ struct FileLocalKeyring: LocalKeyring {
     }
 
     var isSessionBusConfigured: Bool { Keyring.isSessionBusConfigured }
+
+    func lock(timeout: Duration) throws(KeyringError) {
+        throw .unsupported("the file backend has no locked state, so it cannot be locked; its file is always encrypted")
+    }
 }
 
 extension FileKeyring: LocalItems {
     var isLocked: Bool { false }
+    var unlockOutcome: UnlockOutcome { .notAsked }
 
     func listed() throws(KeyringError) -> [LocalItem] {
         try items().map { LocalItem(item: $0.keyringItem, secret: $0.secret) }
