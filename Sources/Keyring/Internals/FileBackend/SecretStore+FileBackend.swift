@@ -26,7 +26,9 @@ extension SecretStore {
     /// Under the file lock, so the first write of two processes creates one item.
     func fileWrite(_ payload: Payload, forKey key: Key) throws(KeyringError) {
         try FileKeyring.run(timeout: keyring.timeout, exclusive: true) { file throws(KeyringError) in
-            if let item = try file.matching(searchAttributes).first(where: { owns($0.keyringItem) }) {
+            let owned = try file.matching(searchAttributes).filter { owns($0.keyringItem) }
+            if let item = owned.first {
+                try refuseAmbiguous(owned.map(\.keyringItem), settingAccount: key == .account ? payload.text : nil)
                 switch (key, payload) {
                 case (_, .secret(let bytes, _)): try file.store(item.attributes, label: item.label, secret: bytes)
                 case (.label, .text(let text)): try file.store(item.attributes, label: text, secret: item.secret)
@@ -44,7 +46,7 @@ extension SecretStore {
             // No `xdg:schema` here: the file backend replaces only an item with exactly the same
             // attributes, so `secret-tool store service I username A` then updates this same item.
             var attributes = searchAttributes
-            attributes["username"] = ""
+            attributes["username"] = account ?? ""
             var label = identifier
             var secret = Data()
             switch (key, payload) {
@@ -60,6 +62,7 @@ extension SecretStore {
         try FileKeyring.run(timeout: keyring.timeout, exclusive: true) { file throws(KeyringError) in
             let items = try file.matching(searchAttributes).filter { owns($0.keyringItem) }
             guard let target = items.first else { return }
+            try refuseAmbiguous(items.map(\.keyringItem))
             let same = Self.comparable(target.attributes)
             for item in items where Self.comparable(item.attributes) == same { try file.remove(exactly: item.attributes) }
         }
