@@ -106,7 +106,11 @@ enum Interface {
         ExitStatus(code: .absent, help: ["absent: item get found no such item, show found no identifier, migrate found no legacy value"]),
         ExitStatus(code: .usage, help: ["usage: the command line is wrong"]),
         ExitStatus(
-            code: .dataError, help: ["bad data: a bad value (e.g. --app-key), a refused value, a wrong-key or damaged keyring file"]),
+            code: .dataError,
+            help: [
+                "bad data: a bad value (e.g. --app-key), a refused value, a wrong-key or damaged keyring file,",
+                "item set or reset without --account while several accounts' items match",
+            ]),
         ExitStatus(
             code: .unavailable,
             help: [

@@ -32,6 +32,10 @@ struct AccountTests {
         })
     }
 
+    /// KeePassXC 2.7.4 never answers a CreateItem that replaces an existing item (python-keyring's
+    /// set_password, secret-tool store over an item; seen with two python calls alone): skipped there.
+    static let replaceAnswers = !TestProvider.isKeePassXC
+
     /// Waits into the next whole second, so an item created next is younger by `ItemOrder` (no assertion on time).
     func nextSecond() {
         let now = Date().timeIntervalSince1970
@@ -59,8 +63,9 @@ struct AccountTests {
         #expect(try pyGet(service, "bob") == "b2")
         #expect(try items(service: service).count == 2)
         // python again (its replace matches its own item) -> wrapper
-        try pySet(service, "alice", "a3")
-        #expect(try alice.object(forKey: .valueData) == "a3")
+        let third = Self.replaceAnswers ? "a3" : "a2"
+        if Self.replaceAnswers { try pySet(service, "alice", "a3") }
+        #expect(try alice.object(forKey: .valueData) == third)
         #expect(try bob.object(forKey: .valueData) == "b2")
         #expect(try items(service: service).count == 2)
         // reset removes alice's item only
@@ -128,12 +133,15 @@ struct AccountTests {
         // A wrapper-created item: secret-tool's store (replace) updates that same item.
         let dave = try SecretStore(identifier: service, account: "dave")
         try dave.setObject("w2", forKey: .valueData)
-        try mustRun(secretTool, ["store", "--label=st", "service", service, "username", "dave"], input: Data("s2".utf8))
-        #expect(try dave.object(forKey: .valueData) == "s2")
+        let daves = Self.replaceAnswers ? "s2" : "w2"
+        if Self.replaceAnswers {
+            try mustRun(secretTool, ["store", "--label=st", "service", service, "username", "dave"], input: Data("s2".utf8))
+        }
+        #expect(try dave.object(forKey: .valueData) == daves)
         #expect(try Keyring.default.search(["service": service, "username": "dave"]).count == 1)
         // Without an account, alice's and dave's items make every write ambiguous.
         #expect(keyringError { try SecretStore(identifier: service).reset() } == .ambiguousItem(accounts: ["alice", "dave"]))
-        #expect(try snapshot(service) == ["alice": Data("w1".utf8), "dave": Data("s2".utf8)])
+        #expect(try snapshot(service) == ["alice": Data("w1".utf8), "dave": Data(daves.utf8)])
         // One account only: the wrapper without an account updates it, as the keychain item wrapper does.
         try dave.reset()
         try SecretStore(identifier: service).setObject("w3", forKey: .valueData)

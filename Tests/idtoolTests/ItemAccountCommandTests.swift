@@ -30,7 +30,8 @@ struct ItemAccountCommandTests {
 
     @Test("--help, the man page and the completions name item list and --account")
     func documented() {
-        #expect(Usage.text(for: .item).contains("idtool item list [IDENTIFIER] [--group G] [--json]"))
+        #expect(Usage.text(for: .itemList).contains("idtool item list [IDENTIFIER] [--group G] [--json]"))
+        #expect(Usage.text(for: .item).contains("idtool item list  [IDENTIFIER]"))
         #expect(Usage.text(for: .itemGet).contains("--account A"))
         #expect(Usage.text(for: .overview).contains("item list"))
         #expect(ManPage.text.contains("idtool item list"))

@@ -82,6 +82,36 @@ do {
     print("examples: OK: SecretStoreItems")
 }
 
+do {
+    // docs-snippet begin: Sources/Keyring/Documentation.docc/SecretStoreItems.md #2
+    let alice = try SecretStore(identifier: "com.example.mail", account: "alice")
+    try alice.setObject("alice-pw", forKey: .valueData)   // python-keyring's get_password("com.example.mail", "alice") reads it
+    let bob = try SecretStore(identifier: "com.example.mail", account: "bob")
+    try bob.setObject("bob-pw", forKey: .valueData)
+    let listed = try SecretStore.items(identifier: "com.example.mail")   // account, label, times, lock state, writer; no secrets
+    do {
+        try SecretStore(identifier: "com.example.mail").setObject("x", forKey: .valueData)
+    } catch KeyringError.ambiguousItem(let accounts) {
+        print("name one of \(accounts)")                  // name one of ["alice", "bob"]; nothing was changed
+    }
+    // docs-snippet end
+
+    guard listed.map(\.account).sorted(by: { ($0 ?? "") < ($1 ?? "") }) == ["alice", "bob"] else {
+        fail("SecretStoreItems: the listing shows \(listed.map(\.account))")
+    }
+    guard try alice.object(forKey: .valueData) == "alice-pw", try bob.object(forKey: .valueData) == "bob-pw" else {
+        fail("SecretStoreItems: a wrapper without an account changed an account's item")
+    }
+    do {
+        try SecretStore(identifier: "com.example.mail").reset()
+        fail("SecretStoreItems: reset without an account went ahead beside two accounts")
+    } catch KeyringError.ambiguousItem(let accounts) where accounts == ["alice", "bob"] {}
+    try alice.reset()
+    try bob.reset()
+    guard try SecretStore.items(identifier: "com.example.mail").isEmpty else { fail("SecretStoreItems: reset left an item") }
+    print("examples: OK: SecretStoreItems accounts and listing")
+}
+
 // MARK: DeviceIdentity: Migration and generation policies
 
 do {
