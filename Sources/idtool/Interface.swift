@@ -263,7 +263,12 @@ enum Interface {
             topic: .itemList, words: ["item", "list"], positionals: ["IDENTIFIER"], positionalsOptional: true,
             options: [
                 Option(name: "--group", value: "G", help: ["list this access group's items (every identifier in it)"]),
-                json("print {\"items\": [{\"identifier\", \"account\", \"group\", \"label\", \"created\", \"modified\", \"locked\", \"writer\", \"schema\"}]}"),
+                Option(
+                    name: "--json",
+                    help: [
+                        "print {\"items\": [{\"identifier\", \"account\", \"group\", \"label\", \"created\",",
+                        "\"modified\", \"locked\", \"writer\", \"schema\"}]}",
+                    ]),
                 timeout, noPrompt, help,
             ],
             summary: "list the items of an identifier or access group, never their secrets",

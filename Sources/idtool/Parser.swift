@@ -118,7 +118,8 @@ enum CommandLineParser {
             guard identifier != nil || group != nil else {
                 throw UsageError(message: "item list needs IDENTIFIER, --group G or both", topic: .itemList)
             }
-            return .itemList(identifier: identifier, group: group, json: scan.has("--json"), timeout: try scan.timeout(), unlock: scan.unlock)
+            return .itemList(
+                identifier: identifier, group: group, json: scan.has("--json"), timeout: try scan.timeout(), unlock: scan.unlock)
         }
         let identifier = try scan.identifier()
         let account = try scan.nonEmpty("--account")
