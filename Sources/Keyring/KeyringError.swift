@@ -28,6 +28,12 @@ public enum KeyringError: Error, Sendable, Equatable {
     /// The keyring cannot do this at all, whatever is retried; the text says why. `Keyring.lockCollection()`
     /// on the file backend, which has no locked state, throws it.
     case unsupported(String)
+
+    /// A `SecretStore` without an account was asked to write or reset its item while items for
+    /// several accounts (`username` values) match its identifier, so the change could hit another
+    /// client's item for one of them. Nothing was changed. `accounts` lists the non-empty
+    /// `username` values found, sorted. Pass `account:` to choose one.
+    case ambiguousItem(accounts: [String])
     /// The file keyring (libsecret's file backend, used in sandboxes) does not open with the key it
     /// was given: the Secret portal's secret, or `SECRET_FILE_TEST_PASSWORD`, is not the one it was
     /// written with (or an item in it is damaged). Never reported as "absent".
@@ -81,6 +87,11 @@ extension KeyringError: CustomStringConvertible {
             return "the stored value is not UTF-8 text: read it as bytes with data(forKey:)"
         case .unsupported(let why):
             return "not supported: \(why)"
+        case .ambiguousItem(let accounts):
+            let names = accounts.isEmpty ? "" : " (" + accounts.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
+            return
+                "items of several accounts\(names) match this identifier and no account was given, so it is not known which to change: "
+                + "name the account (SecretStore(identifier:account:), idtool --account); nothing was changed"
         case .wrongKey(let path):
             return
                 "the keyring file \(path) does not open with this key (the Secret portal's secret or SECRET_FILE_TEST_PASSWORD differs from the one it was written with, or the file is damaged): nothing was read or changed"

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// The classic keychain item wrapper, on Linux: one Secret Service item per
-/// `(identifier, accessGroup)`, read and written key by key.
+/// `(identifier, accessGroup)`, or per `(identifier, account, accessGroup)`, read and written key by key.
 ///
 /// ```swift
 /// let store = try SecretStore(identifier: "com.example.app")
@@ -20,6 +20,12 @@ import Foundation
 /// `secret-tool lookup service ID username ACCOUNT` and python-keyring's
 /// `get_password(ID, ACCOUNT)` find it, and items those tools write are read here.
 ///
+/// With an `account`, the item is the one with `service` = identifier and `username` = account:
+/// the very item python-keyring's `set_password(ID, ACCOUNT, …)` and `secret-tool store service ID
+/// username ACCOUNT` address. Without one, the wrapper's item is the oldest item of the identifier,
+/// as before, but it never changes another client's item for one account while items for other
+/// accounts match too: that throws `KeyringError.ambiguousItem` (see <doc:SecretStoreItems>).
+///
 /// An access group is a namespace, not a wall: any process of the same user can read an
 /// unlocked collection, and attributes travel and rest as plain text.
 ///
@@ -29,6 +35,9 @@ import Foundation
 public struct SecretStore: Sendable {
     /// The item's identifier, stored as the `service` attribute.
     public let identifier: String
+    /// The account the item belongs to, stored as the `username` attribute; nil for a wrapper that
+    /// names none (it then reads the identifier's oldest item).
+    public let account: String?
     /// The namespace that keeps this item apart from others with the same identifier.
     public let accessGroup: String?
     /// The keyring the item lives in, with its timeout.
@@ -41,17 +50,25 @@ public struct SecretStore: Sendable {
     /// Creates a wrapper. Nothing is read or written until the first call.
     /// - Parameters:
     ///   - identifier: the item's identifier (`service` attribute); must not be empty.
+    ///   - account: the account (`username` attribute) whose item this is, or nil for the
+    ///     identifier's oldest item; must not be empty when given. With an account, `.account` is
+    ///     part of the item's key and cannot be set.
     ///   - accessGroup: a namespace for the item, or nil for none; must not be empty when given.
     ///   - keyring: the keyring to use, which sets the timeout and whether to prompt to unlock.
-    /// - Throws: `KeyringError.invalidArgument` for an empty identifier or group, or a NUL byte.
-    public init(identifier: String, accessGroup: String? = nil, keyring: Keyring = .default) throws(KeyringError) {
+    /// - Throws: `KeyringError.invalidArgument` for an empty identifier, account or group, or a NUL byte.
+    public init(identifier: String, account: String? = nil, accessGroup: String? = nil, keyring: Keyring = .default) throws(KeyringError) {
         if identifier.isEmpty { throw .invalidArgument("the identifier is empty") }
         try AttributeRules.validateText(identifier, what: "the identifier")
+        if let account {
+            if account.isEmpty { throw .invalidArgument("the account is empty; pass nil for no account") }
+            try AttributeRules.validateText(account, what: "the account")
+        }
         if let accessGroup {
             if accessGroup.isEmpty { throw .invalidArgument("the access group is empty; pass nil for no group") }
             try AttributeRules.validateText(accessGroup, what: "the access group")
         }
         self.identifier = identifier
+        self.account = account
         self.accessGroup = accessGroup
         self.keyring = keyring
     }
@@ -71,7 +88,9 @@ public struct SecretStore: Sendable {
     /// - Parameters:
     ///   - value: the new value.
     ///   - key: which part of the item to write.
-    /// - Throws: `KeyringError.locked`, `.noDefaultCollection`, `.invalidArgument`, or another `KeyringError`.
+    /// - Throws: `KeyringError.locked`, `.noDefaultCollection`, `.invalidArgument` (also for `.account`
+    ///   on a wrapper with an account), `.ambiguousItem` (a wrapper without an account, when several
+    ///   accounts' items match), or another `KeyringError`.
     public func setObject(_ value: String, forKey key: Key) throws(KeyringError) {
         try write(key == .valueData ? .secret(Data(value.utf8), Self.valueContentType) : .text(value), forKey: key)
     }
@@ -103,7 +122,8 @@ public struct SecretStore: Sendable {
     /// - Parameters:
     ///   - data: the bytes to store.
     ///   - key: which part of the item to write.
-    /// - Throws: `KeyringError.invalidArgument` for non-text metadata, or another `KeyringError`.
+    /// - Throws: `KeyringError.invalidArgument` for non-text metadata, `.ambiguousItem` as
+    ///   `setObject(_:forKey:)` says, or another `KeyringError`.
     public func setData(_ data: Data, forKey key: Key) throws(KeyringError) {
         try write(try Self.payload(data, forKey: key), forKey: key)
     }
@@ -115,7 +135,8 @@ public struct SecretStore: Sendable {
     /// `secret-tool`'s `service S username bob` beside this wrapper's `username alice`, are left
     /// alone; a later read may then return one of those.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or when none matches and a
-    ///   collection is locked (its items may be hidden); nothing is removed then. Or another `KeyringError`.
+    ///   collection is locked (its items may be hidden); `.ambiguousItem` for a wrapper without an
+    ///   account when several accounts' items match. Nothing is removed then. Or another `KeyringError`.
     public func reset() throws(KeyringError) {
         if keyring.usesFileBackend { return try fileReset() }
         return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
@@ -124,6 +145,7 @@ public struct SecretStore: Sendable {
             if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
             // A miss while a collection is locked may be a hidden item (KeePassXC): not "done".
             guard let target = items.first else { return try call.throwIfLockedMiss(items) }
+            try refuseAmbiguous(items)
             // The item reads use, and copies of it that differ at most in the schema stamp.
             let same = Self.comparable(target.attributes)
             for item in items where item.objectPath == target.objectPath || Self.comparable(item.attributes) == same {
@@ -133,7 +155,7 @@ public struct SecretStore: Sendable {
     }
 
     /// The item this wrapper reads and writes, with its value: the oldest item that carries this
-    /// identifier (and group). One call, so the item and the value belong together.
+    /// identifier (and account, and group). One call, so the item and the value belong together.
     /// - Returns: the item and its secret bytes, or nil when there is none.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
     public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
@@ -155,7 +177,7 @@ public struct SecretStore: Sendable {
 
     /// Stores an `Encodable` value in `.valueData` as JSON.
     /// - Parameter value: the value to store.
-    /// - Throws: `KeyringError`, or the encoder's error.
+    /// - Throws: `KeyringError` (`.ambiguousItem` as `setObject(_:forKey:)` says), or the encoder's error.
     public func setValue<T: Encodable>(_ value: T) throws {
         let data = try JSONEncoder().encode(value)
         try write(.secret(data, "application/json"), forKey: .valueData)
@@ -181,6 +203,9 @@ extension SecretStore {
     enum Payload {
         case secret(Data, String)
         case text(String)
+
+        /// The text of a metadata write; nil for a secret.
+        var text: String? { if case .text(let text) = self { text } else { nil } }
     }
 
     static func payload(_ data: Data, forKey key: Key) throws(KeyringError) -> Payload {
@@ -194,6 +219,7 @@ extension SecretStore {
     /// What a search must match; group filtering happens on the results.
     var searchAttributes: [String: String] {
         var attributes = ["service": identifier]
+        if let account { attributes[Key.account.attributeName] = account }
         if let accessGroup { attributes[Self.groupAttribute] = accessGroup }
         return attributes
     }
@@ -227,13 +253,18 @@ extension SecretStore {
         ProviderAttributes.withoutAdded(attributes).filter { $0.key != "xdg:schema" }
     }
 
-    /// Names this wrapper's item in the path cache; NUL cannot occur in either part.
-    var cacheKey: String { identifier + "\u{0}" + (accessGroup.map { "g:" + $0 } ?? "-") }
+    /// Names this wrapper's item in the path cache; NUL cannot occur in any part.
+    var cacheKey: String {
+        identifier + "\u{0}" + (accessGroup.map { "g:" + $0 } ?? "-") + (account.map { "\u{0}a:" + $0 } ?? "")
+    }
 
     func write(_ payload: Payload, forKey key: Key) throws(KeyringError) {
         switch payload {
         case .secret(let bytes, _): try AttributeRules.validateSecret(bytes, what: "the value")
         case .text(let text): try AttributeRules.validateText(text, what: "the \(key.rawValue) value")
+        }
+        if account != nil, key == .account {
+            throw .invalidArgument("this wrapper's account is part of its item's key: make a SecretStore with the other account instead")
         }
         if keyring.usesFileBackend { return try fileWrite(payload, forKey: key) }
         let deadline = CallDeadline(timeout: keyring.timeout)
@@ -255,6 +286,7 @@ extension SecretStore {
         let items = try call.search(searchAttributes).filter(owns)
         if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
         if let item = items.first {
+            try refuseAmbiguous(items, settingAccount: key == .account ? payload.text : nil)
             switch (key, payload) {
             case (_, .secret(let bytes, let type)): try call.updateItem(at: item.objectPath, secret: (bytes, type))
             case (.label, .text(let text)): try call.updateItem(at: item.objectPath, label: text)
@@ -272,7 +304,7 @@ extension SecretStore {
 
     func create(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) {
         var attributes = searchAttributes
-        attributes["username"] = ""
+        attributes["username"] = account ?? ""
         attributes["xdg:schema"] = Self.schemaName
         var label = identifier
         var secret = (Data(), Self.valueContentType)

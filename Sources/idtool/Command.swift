@@ -39,11 +39,15 @@ enum Command: Equatable, Sendable {
     case unlock(timeout: Duration, unlock: UnlockPolicy = .prompt)
 
     /// `idtool item get`: write one key of an item to stdout, byte for byte.
-    case itemGet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration, unlock: UnlockPolicy = .prompt)
+    case itemGet(
+        identifier: String, group: String?, account: String? = nil, key: SecretStore.Key, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool item set`: read one key of an item from stdin, byte for byte.
-    case itemSet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration, unlock: UnlockPolicy = .prompt)
+    case itemSet(
+        identifier: String, group: String?, account: String? = nil, key: SecretStore.Key, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool item reset`: remove an item.
-    case itemReset(identifier: String, group: String?, timeout: Duration, unlock: UnlockPolicy = .prompt)
+    case itemReset(identifier: String, group: String?, account: String? = nil, timeout: Duration, unlock: UnlockPolicy = .prompt)
+    /// `idtool item list`: the items of an identifier or an access group (at least one is given), no secrets.
+    case itemList(identifier: String?, group: String?, json: Bool, timeout: Duration, unlock: UnlockPolicy = .prompt)
 }
 
 /// Where `idtool migrate --from` finds a legacy identifier.
@@ -73,5 +77,5 @@ enum Shell: String, Equatable, Sendable, CaseIterable {
 enum HelpTopic: String, Equatable, Sendable, CaseIterable {
     case overview
     case get, show, reset, migrate, derive, doctor, lock, unlock
-    case item, itemGet, itemSet, itemReset
+    case item, itemGet, itemSet, itemReset, itemList
 }

@@ -127,7 +127,8 @@ enum Completion {
             let name = zshFunction(node.path)
             var specs = node.options.flatMap(zshSpecs)
             if let command = node.command, node.children.isEmpty {
-                specs += command.positionals.enumerated().map { "'\($0.offset + 1):\(zshQuoted($0.element)): '" }
+                let colon = command.positionalsOptional ? "::" : ":"
+                specs += command.positionals.enumerated().map { "'\($0.offset + 1)\(colon)\(zshQuoted($0.element)): '" }
                 lines +=
                     ["\(name)() {", "    _arguments -s -S \\"] + specs.map { "        \($0) \\" } + [
                         "        && return 0", "    return 1", "}", "",

@@ -8,8 +8,9 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case absent = 1
     /// EX_USAGE: the command line is wrong.
     case usage = 64
-    /// EX_DATAERR: the input data is wrong (a bad app key, a value that is too large), or the
-    /// file keyring does not open with its key or is damaged.
+    /// EX_DATAERR: the input data is wrong (a bad app key, a value that is too large), an item
+    /// command without --account meets several accounts' items, or the file keyring does not
+    /// open with its key or is damaged.
     case dataError = 65
     /// EX_UNAVAILABLE: no session bus, no Secret Service, or no default collection; a Secret
     /// Service that cannot open an encrypted session (KWallet without its QCA plugin); or the
@@ -25,7 +26,7 @@ enum ExitCode: Int32, Sendable, CaseIterable {
         switch error {
         case .noSessionBus, .noSecretService, .noDefaultCollection: self = .unavailable
         case .locked, .timedOut, .cancelled: self = .temporaryFailure
-        case .invalidArgument, .valueIsNotText: self = .dataError
+        case .invalidArgument, .valueIsNotText, .ambiguousItem: self = .dataError
         case .serviceFailure: self = .software
         case .wrongKey, .keyringFileDamaged: self = .dataError
         case .keyringFileUnavailable, .keyExchangeFailed, .unsupported: self = .unavailable

@@ -49,6 +49,8 @@ enum Interface {
         var words: [String]
         /// Placeholders of the positional arguments, in order: ["IDENTIFIER"].
         var positionals: [String] = []
+        /// Whether the positionals may be left out (`item list`): help shows them in brackets.
+        var positionalsOptional = false
         /// The options, in the order the synopsis and help list them; `-h, --help` last.
         var options: [Option] = []
         /// One line for the completions' command menus.
@@ -104,7 +106,11 @@ enum Interface {
         ExitStatus(code: .absent, help: ["absent: item get found no such item, show found no identifier, migrate found no legacy value"]),
         ExitStatus(code: .usage, help: ["usage: the command line is wrong"]),
         ExitStatus(
-            code: .dataError, help: ["bad data: a bad value (e.g. --app-key), a refused value, a wrong-key or damaged keyring file"]),
+            code: .dataError,
+            help: [
+                "bad data: a bad value (e.g. --app-key), a refused value, a wrong-key or damaged keyring file,",
+                "item set or reset without --account while several accounts' items match",
+            ]),
         ExitStatus(
             code: .unavailable,
             help: [
@@ -141,6 +147,9 @@ enum Interface {
     static let noPrompt = Option(name: "--no-prompt", help: ["never show the keyring's unlock dialog: a locked keyring exits 75 at once"])
     static let app = Option(name: "--app", value: "APP", help: ["the app (default: $IDTOOL_APP, else \"\(CommandLineParser.defaultApp)\")"])
     static let group = Option(name: "--group", value: "G", help: ["the item's access group"])
+    static let account = Option(
+        name: "--account", value: "A",
+        help: ["the item of this account (username=A), as python-keyring and secret-tool address it;", "without it, the oldest item"])
     /// `--key`'s values: the keys of `SecretStore.Key`, with `valueData` spelled "value".
     static let keys: [Choice] = SecretStore.Key.allCases.map { key in
         let name = key == .valueData ? "value" : key.rawValue
@@ -232,15 +241,16 @@ enum Interface {
             topic: .item, words: ["item"], options: [help],
             summary: "read and write keyring items",
             about: [
-                "Reads and writes keyring items as the SecretStore library does: attributes",
+                "Reads, writes and lists keyring items as the SecretStore library does: attributes",
                 "service=IDENTIFIER, username=ACCOUNT and, with --group, access-group=G.",
-                "Items written by secret-tool or python-keyring are read too.",
+                "Items written by secret-tool or python-keyring are read too. Without --account,",
+                "set and reset refuse (exit 65) when several accounts' items match.",
                 "Run `idtool item get --help` and so on for details.",
             ],
-            subcommands: [.itemGet, .itemSet, .itemReset]),
+            subcommands: [.itemGet, .itemSet, .itemReset, .itemList]),
         Command(
             topic: .itemGet, words: ["item", "get"], positionals: ["IDENTIFIER"],
-            options: [group, Option(name: "--key", value: "KEY", help: [keyHelp], choices: keys), timeout, noPrompt, help],
+            options: [group, account, Option(name: "--key", value: "KEY", help: [keyHelp], choices: keys), timeout, noPrompt, help],
             summary: "write one key of an item to stdout",
             about: [
                 "Writes one key of the item to stdout, byte for byte, with nothing added.",
@@ -249,7 +259,7 @@ enum Interface {
         Command(
             topic: .itemSet, words: ["item", "set"], positionals: ["IDENTIFIER"],
             options: [
-                group,
+                group, account,
                 Option(
                     name: "--key", value: "KEY", help: [keyHelp + ";", "all but value are stored as plain text and must be UTF-8"],
                     choices: keys),
@@ -263,9 +273,29 @@ enum Interface {
             ],
             stdin: "VALUE"),
         Command(
-            topic: .itemReset, words: ["item", "reset"], positionals: ["IDENTIFIER"], options: [group, timeout, noPrompt, help],
+            topic: .itemReset, words: ["item", "reset"], positionals: ["IDENTIFIER"], options: [group, account, timeout, noPrompt, help],
             summary: "remove an item",
             about: ["Removes the item. Removing an absent item succeeds."]),
+        Command(
+            topic: .itemList, words: ["item", "list"], positionals: ["IDENTIFIER"], positionalsOptional: true,
+            options: [
+                Option(name: "--group", value: "G", help: ["list this access group's items (every identifier in it)"]),
+                Option(
+                    name: "--json",
+                    help: [
+                        "print {\"items\": [{\"identifier\", \"account\", \"group\", \"label\", \"created\",",
+                        "\"modified\", \"locked\", \"writer\", \"schema\"}]}",
+                    ]),
+                timeout, noPrompt, help,
+            ],
+            summary: "list the items of an identifier or access group, never their secrets",
+            about: [
+                "Lists the items of IDENTIFIER (every account and group), of the access group G, or of",
+                "both: one line each with account, group, lock state, times, writer and label. Give",
+                "IDENTIFIER, --group or both. Secrets are never read. WRITER is secretstore (this",
+                "library's schema), other:SCHEMA (another client's schema) or other (no schema).",
+                "A locked keyring that hides its items exits 75, never an empty list.",
+            ]),
     ]
 
     /// The command of `topic` (`.overview` has none).

@@ -6,28 +6,30 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `idtool item get|set|reset`: raw access to one `SecretStore` item.
+/// `idtool item get|set|reset|list`: raw access to one `SecretStore` item, and the listing.
 ///
 /// There is no plaintext fallback: without a session bus or a Secret Service these fail with 69.
 enum ItemCommands {
     /// Runs an item command and returns the exit status. Other commands return 70.
     static func run(_ command: Command) -> Int32 {
         switch command {
-        case .itemGet(let identifier, let group, let key, let timeout, let unlock):
-            return get(identifier: identifier, group: group, key: key, keyring: Keyring(timeout: timeout, unlock: unlock))
-        case .itemSet(let identifier, let group, let key, let timeout, let unlock):
-            return set(identifier: identifier, group: group, key: key, keyring: Keyring(timeout: timeout, unlock: unlock))
-        case .itemReset(let identifier, let group, let timeout, let unlock):
-            return reset(identifier: identifier, group: group, keyring: Keyring(timeout: timeout, unlock: unlock))
+        case .itemGet(let identifier, let group, let account, let key, let timeout, let unlock):
+            return get(identifier: identifier, group: group, account: account, key: key, keyring: Keyring(timeout: timeout, unlock: unlock))
+        case .itemSet(let identifier, let group, let account, let key, let timeout, let unlock):
+            return set(identifier: identifier, group: group, account: account, key: key, keyring: Keyring(timeout: timeout, unlock: unlock))
+        case .itemReset(let identifier, let group, let account, let timeout, let unlock):
+            return reset(identifier: identifier, group: group, account: account, keyring: Keyring(timeout: timeout, unlock: unlock))
+        case .itemList(let identifier, let group, let json, let timeout, let unlock):
+            return ItemListing.run(identifier: identifier, group: group, json: json, keyring: Keyring(timeout: timeout, unlock: unlock))
         default:
             Output.error("internal error: not an item command: report this as a bug")
             return ExitCode.software.rawValue
         }
     }
 
-    static func get(identifier: String, group: String?, key: SecretStore.Key, keyring: Keyring) -> Int32 {
+    static func get(identifier: String, group: String?, account: String? = nil, key: SecretStore.Key, keyring: Keyring) -> Int32 {
         do throws(KeyringError) {
-            let store = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring)
+            let store = try SecretStore(identifier: identifier, account: account, accessGroup: group, keyring: keyring)
             guard let bytes = try store.data(forKey: key) else {
                 let what = key == .valueData ? "no such item" : "no such item, or the item has no \(name(of: key))"
                 Output.error("\(what): store one with `idtool item set`, or check the identifier and --group")
@@ -43,10 +45,10 @@ enum ItemCommands {
         }
     }
 
-    static func set(identifier: String, group: String?, key: SecretStore.Key, keyring: Keyring) -> Int32 {
+    static func set(identifier: String, group: String?, account: String? = nil, key: SecretStore.Key, keyring: Keyring) -> Int32 {
         let store: SecretStore
         do throws(KeyringError) {
-            store = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring)
+            store = try SecretStore(identifier: identifier, account: account, accessGroup: group, keyring: keyring)
         } catch {
             return Output.fail(error)
         }
@@ -70,9 +72,9 @@ enum ItemCommands {
         }
     }
 
-    static func reset(identifier: String, group: String?, keyring: Keyring) -> Int32 {
+    static func reset(identifier: String, group: String?, account: String? = nil, keyring: Keyring) -> Int32 {
         do throws(KeyringError) {
-            try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).reset()
+            try SecretStore(identifier: identifier, account: account, accessGroup: group, keyring: keyring).reset()
             return ExitCode.ok.rawValue
         } catch {
             return Output.fail(error)

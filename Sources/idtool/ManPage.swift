@@ -54,7 +54,7 @@ enum ManPage {
     /// `.SY`/`.OP` lines: bold words and options, italic placeholders, brackets around the optional.
     static func synopsis(_ command: Interface.Command) -> [String] {
         var lines = [".SY \"idtool \(command.name)\""]
-        for positional in command.positionals { lines.append(".I \(positional)") }
+        for positional in command.positionals { lines.append(command.positionalsOptional ? ".RI [ \(positional) ]" : ".I \(positional)") }
         for option in command.options where option.name != Interface.help.name {
             let name = escape(option.name)
             switch (option.required, option.value) {

@@ -48,12 +48,17 @@ extension CommandLineParser {
             if notUTF8.contains(where: { $0.contains("file:") || $0.contains("keyring:") }) {
                 throw UsageError(message: "the --from source is not valid UTF-8", topic: .migrate, status: .dataError)
             }
-        case .itemGet(let identifier, let group, _, _, _), .itemSet(let identifier, let group, _, _, _):
+        case .itemGet(let identifier, let group, let account, _, _, _), .itemSet(let identifier, let group, let account, _, _, _):
             try check(identifier, "the identifier", .item, .dataError)
             try check(group, "--group", .item, .dataError)
-        case .itemReset(let identifier, let group, _, _):
+            try check(account, "--account", .item, .dataError)
+        case .itemReset(let identifier, let group, let account, _, _):
             try check(identifier, "the identifier", .itemReset, .dataError)
             try check(group, "--group", .itemReset, .dataError)
+            try check(account, "--account", .itemReset, .dataError)
+        case .itemList(let identifier, let group, _, _, _):
+            try check(identifier, "the identifier", .itemList, .dataError)
+            try check(group, "--group", .itemList, .dataError)
         case .help, .version, .generate, .derive, .doctor, .lock, .unlock:
             return
         }

@@ -116,17 +116,28 @@ enum CommandLineParser {
             throw UsageError(message: "unknown \(group.name) subcommand \(quoted(sub)): use \(names)", topic: group.topic)
         }
         guard let scan = try Scan(rest, command) else { return .help(command.topic) }
-        let identifier = try scan.identifier()
         let group = try scan.nonEmpty("--group")
+        if command.topic == .itemList {
+            let identifier = scan.positionals.isEmpty ? nil : try scan.identifier()
+            guard identifier != nil || group != nil else {
+                throw UsageError(message: "item list needs IDENTIFIER, --group G or both", topic: .itemList)
+            }
+            return .itemList(
+                identifier: identifier, group: group, json: scan.has("--json"), timeout: try scan.timeout(), unlock: scan.unlock)
+        }
+        let identifier = try scan.identifier()
+        let account = try scan.nonEmpty("--account")
         switch command.topic {
         case .itemGet:
             let key = try scan.key()
-            return .itemGet(identifier: identifier, group: group, key: key, timeout: try scan.timeout(), unlock: scan.unlock)
+            return .itemGet(
+                identifier: identifier, group: group, account: account, key: key, timeout: try scan.timeout(), unlock: scan.unlock)
         case .itemSet:
             let key = try scan.key()
-            return .itemSet(identifier: identifier, group: group, key: key, timeout: try scan.timeout(), unlock: scan.unlock)
+            return .itemSet(
+                identifier: identifier, group: group, account: account, key: key, timeout: try scan.timeout(), unlock: scan.unlock)
         case .itemReset:
-            return .itemReset(identifier: identifier, group: group, timeout: try scan.timeout(), unlock: scan.unlock)
+            return .itemReset(identifier: identifier, group: group, account: account, timeout: try scan.timeout(), unlock: scan.unlock)
         default:
             throw UsageError(
                 message: "internal error: \(command.name) has no parser: report this as a bug", topic: .overview, status: .software)
@@ -283,7 +294,7 @@ private struct Scan {
                 flags.insert(name)
             }
         }
-        if positionals.count < expected.count {
+        if positionals.count < expected.count, !(command.positionalsOptional && positionals.isEmpty) {
             throw UsageError(message: "missing \(expected[positionals.count])", topic: topic)
         }
         if positionals.count > expected.count {

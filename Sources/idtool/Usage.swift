@@ -34,7 +34,7 @@ enum Usage {
     static func synopsis(of command: Interface.Command, pad: Int = 0) -> String {
         let last = command.words.last!
         var words = ["idtool"] + command.words.dropLast() + [last + String(repeating: " ", count: max(0, pad - last.count))]
-        words += command.positionals
+        words += command.positionalsOptional ? command.positionals.map { "[\($0)]" } : command.positionals
         for option in command.options where option.name != Interface.help.name {
             let text = option.name + (option.value.map { " " + $0 } ?? "")
             words.append(option.required ? text : "[\(text)]")

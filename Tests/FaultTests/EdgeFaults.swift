@@ -245,7 +245,7 @@ struct EdgeFaults {
 
     // MARK: 5. Other clients' items
 
-    @Test("item reset deletes only the item the wrapper reads, not other accounts' items")
+    @Test("item reset without --account deletes neither of two accounts' items; --account deletes only that account's")
     func itemResetLeavesOtherAccounts() throws {
         let box = try Sandbox()
         let service = "fault.edge.accounts.\(UUID().uuidString.prefix(8).lowercased())"
@@ -257,9 +257,13 @@ struct EdgeFaults {
 
         let before = try box.idtool(["item", "get", service])
         #expect(before.status == 0 && before.stdoutText == alice, "item get reads the oldest, alice's: \(before.summary)")
-        let reset = try box.idtool(["item", "reset", service])
-        reset.expectExit(FaultTable["edge.item-reset.other-accounts"])
-        reset.expectClean(hiding: [alice, bob])
+        let refused = try box.idtool(["item", "reset", service])
+        refused.expectExit(FaultTable["edge.item-reset.other-accounts"])
+        refused.expectClean(hiding: [alice, bob])
+        let both = try Fault.itemPaths([("service", service)])
+        #expect(both.unlocked.count + both.locked.count == 2, "nothing deleted without --account: \(both)")
+        let reset = try box.idtool(["item", "reset", service, "--account", "alice"])
+        #expect(reset.status == 0, "\(reset.summary)")
         let left = try Fault.itemPaths([("service", service)])
         #expect(left.unlocked.count + left.locked.count == 1, "exactly one item deleted: \(left)")
         let bobNow = try Fault.run("/usr/bin/secret-tool", ["lookup", "service", service, "username", "bob"])

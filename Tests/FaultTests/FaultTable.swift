@@ -139,7 +139,7 @@ enum FaultTable {
               outcome: "every call succeeds; one item", exit: 0, kept: .notApplicable),
         .init(id: "edge.item-reset.other-accounts", area: "environment",
               scenario: "item reset S while secret-tool stored service S for two usernames",
-              outcome: "only the item the wrapper reads (the oldest) is deleted; the other account's item stays", exit: 0, kept: .notApplicable),
+              outcome: "refused, naming both accounts (ambiguous item); both items stay; with --account alice only alice's is deleted", exit: 65, kept: .notApplicable),
         .init(id: "edge.reset.pending-recorded-only", area: "environment",
               scenario: "reset without a bus (pending), then another state directory resets and makes a new identifier",
               outcome: "the pending reset removes only the identifier it recorded; the new one is served and kept", exit: 0, kept: .yes),

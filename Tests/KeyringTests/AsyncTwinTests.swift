@@ -94,7 +94,7 @@ struct AsyncTwinTests {
     /// The public calls a source file declares, by name, with the body text of each (up to the next declaration).
     static func publicCalls(in path: String) throws -> [(name: String, isAsync: Bool, body: String)] {
         let text = try String(contentsOf: repoRoot.appendingPathComponent(path), encoding: .utf8)
-        let pattern = try NSRegularExpression(pattern: #"public func ([A-Za-z]+)[<(]"#)
+        let pattern = try NSRegularExpression(pattern: #"public (?:static )?func ([A-Za-z]+)[<(]"#)
         let matches = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text))
         return matches.enumerated().map { index, match in
             let start = Range(match.range, in: text)!.lowerBound
@@ -112,6 +112,7 @@ struct AsyncTwinTests {
             (["Sources/Keyring/Keyring.swift", "Sources/Keyring/SecretStore.swift"], "Sources/Keyring/Keyring+Async.swift"),
             (["Sources/Keyring/Keyring+LockState.swift"], "Sources/Keyring/Keyring+LockState+Async.swift"),
             (["Sources/DeviceIdentity/IdentifierResolver.swift"], "Sources/DeviceIdentity/IdentifierResolver+Async.swift"),
+            (["Sources/Keyring/SecretStore+Listing.swift"], "Sources/Keyring/SecretStore+Listing+Async.swift"),
         ]
         for (syncFiles, asyncFile) in pairs {
             let sync = Set(try syncFiles.flatMap { try Self.publicCalls(in: $0) }.filter { !$0.isAsync }.map(\.name))
@@ -121,7 +122,7 @@ struct AsyncTwinTests {
             #expect(sync.subtracting(twins.map(\.name)).isEmpty, "public sync calls without an async twin in \(asyncFile)")
             for twin in twins {
                 let runs = twin.body.contains("Offload.run") || twin.body.contains("try await offload")
-                let callsItsSyncTwin = twin.body.contains("self.\(twin.name)(")
+                let callsItsSyncTwin = twin.body.contains("self.\(twin.name)(") || twin.body.contains("Self.\(twin.name)(")
                 #expect(runs && callsItsSyncTwin, "the twin \(twin.name) runs its sync call through the offload helper")
             }
         }

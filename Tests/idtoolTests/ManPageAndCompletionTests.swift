@@ -339,7 +339,7 @@ struct InterfaceTableTests {
     static let samples = [
         "APP": "com.example.app", "GROUP": "com.example", "SECONDS": "1", "SOURCE": "machine-id",
         "UUID": "0123456789abcdef0123456789abcdef",
-        "G": "group", "KEY": "label",
+        "G": "group", "KEY": "label", "A": "alice",
     ]
 
     /// "idtool WORDS IDENTIFIER --required VALUE": the shortest command line the table allows.

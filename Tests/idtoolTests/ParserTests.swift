@@ -199,7 +199,7 @@ struct ParserTests {
     @Test("item without a known subcommand is a usage error")
     func itemSubcommand() {
         #expect(usageError("item")?.topic == .item)
-        #expect(usageError("item", "list")?.topic == .item)
+        #expect(usageError("item", "bogus")?.topic == .item)
         #expect(usageError("item", "--group", "g")?.topic == .item)
     }
 

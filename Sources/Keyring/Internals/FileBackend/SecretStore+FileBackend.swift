@@ -44,7 +44,9 @@ extension LocalKeyring {
     /// Under the collection's lock, so the first write of two processes creates one item.
     func write(_ payload: SecretStore.Payload, forKey key: SecretStore.Key, of store: SecretStore) throws(KeyringError) {
         try run(timeout: store.keyring.timeout, exclusive: true, prompt: store.keyring.unlock) { file throws(KeyringError) in
-            if let item = try file.owned(by: store).first {
+            let owned = try file.owned(by: store)
+            if let item = owned.first {
+                try store.refuseAmbiguous(owned.map(\.item), settingAccount: key == .account ? payload.text : nil)
                 let attributes = item.item.attributes
                 switch (key, payload) {
                 case (_, .secret(let bytes, let type)):
@@ -65,7 +67,7 @@ extension LocalKeyring {
             // No `xdg:schema` here: the file backend replaces only an item with exactly the same
             // attributes, so `secret-tool store service I username A` then updates this same item.
             var attributes = store.searchAttributes
-            attributes["username"] = ""
+            attributes["username"] = store.account ?? ""
             var label = store.identifier
             var secret = (Data(), SecretStore.valueContentType)
             switch (key, payload) {
@@ -81,6 +83,7 @@ extension LocalKeyring {
         try run(timeout: store.keyring.timeout, exclusive: true, prompt: store.keyring.unlock) { file throws(KeyringError) in
             let items = try file.owned(by: store)
             guard let target = items.first else { return }
+            try store.refuseAmbiguous(items.map(\.item))
             let same = SecretStore.comparable(target.item.attributes)
             for item in items where SecretStore.comparable(item.item.attributes) == same {
                 try file.remove(exactly: item.item.attributes)
