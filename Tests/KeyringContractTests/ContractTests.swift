@@ -109,6 +109,12 @@ struct ContractTests {
         let found = try subject.keyring().search(["service": id])
         // KeePassXC hides a locked database's items; gnome-keyring, KWallet and the memory keyring list them, locked.
         #expect(exists ? found.count == 1 && found.allSatisfy(\.isLocked) : found.isEmpty)
+        // Listing is never "no items" for a locked keyring: the item marked locked, or `.locked`.
+        if exists {
+            #expect(try SecretStore.items(identifier: id, keyring: subject.keyring(unlock: .never)).map(\.isLocked) == [true])
+        } else {
+            #expect(throws: KeyringError.locked(itemExists: false)) { try SecretStore.items(identifier: id, keyring: subject.keyring(unlock: .never)) }
+        }
         #expect(subject.keyring().status().isLocked)
         try subject.unlock()
         #expect(try store.object(forKey: .valueData) == "kept")

@@ -18,6 +18,10 @@ extension Keyring {
         try local.search(attributes, timeout: timeout)
     }
 
+    func fileList(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
+        try local.list(attributes, timeout: timeout, unlock: unlock)
+    }
+
     func fileSearchProvingMiss(_ attributes: [String: String], keeping keep: (KeyringItem) -> Bool) throws(KeyringError) -> [KeyringItem] {
         try local.searchProvingMiss(attributes, keeping: keep, timeout: timeout)
     }
@@ -63,6 +67,20 @@ extension LocalKeyring {
     func search(_ attributes: [String: String], timeout: Duration) throws(KeyringError) -> [KeyringItem] {
         try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
             try items.listed(matching: attributes).map(\.item)
+        }
+    }
+
+    /// `SecretStore.items`: every match, locked ones marked so, as gnome-keyring lists them. A miss
+    /// while the collection is locked (a keyring that hides locked items) asks to unlock, as
+    /// `policy` allows, and lists again: never "no items" for a locked keyring.
+    func list(_ attributes: [String: String], timeout: Duration, unlock policy: UnlockPolicy) throws(KeyringError) -> [KeyringItem] {
+        let (found, locked) = try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
+            (try items.listed(matching: attributes).map(\.item), items.isLocked)
+        }
+        if !found.isEmpty || !locked { return found }
+        return try run(timeout: timeout, exclusive: false, prompt: policy) { items throws(KeyringError) in
+            if items.isLocked { throw .locked(itemExists: false, unlock: items.unlockOutcome) }
+            return try items.listed(matching: attributes).map(\.item)
         }
     }
 
