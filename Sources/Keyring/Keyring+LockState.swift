@@ -33,7 +33,7 @@ extension Keyring {
             switch try call.changeLock(.lock, of: path) {
             case .completed: break
             case .dismissed:
-                // KeePassXC 2.7.10 does this while one of its dialogs is open (an unlock dialog a
+                // KeePassXC 2.7.4 does this while one of its dialogs is open (an unlock dialog a
                 // client left unanswered): it then locks nothing until that dialog closes.
                 throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.lockRefused)
             case .unanswered: throw call.callDeadline.timedOut
