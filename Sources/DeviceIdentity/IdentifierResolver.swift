@@ -74,9 +74,11 @@ public struct IdentifierResolver: Sendable {
     ///   - migrations: legacy sources, tried in order when no store holds an identifier.
     ///   - keyring: the keyring to use (it sets the timeout and whether to prompt to unlock; a
     ///     backup that holds the identifier is served without prompting), or nil for the backup file alone.
-    ///   - backup: where the backup file lives.
+    ///   - backup: where the backup file lives. With KeyringTesting's memory keyring, `.standard`
+    ///     is a temporary directory of that keyring's, never the user's state directory.
     ///   - lockDirectories: where the first-run lock may live, in order of preference; nil means
-    ///     `$XDG_RUNTIME_DIR/keyring-identity`, then the backup directory.
+    ///     `$XDG_RUNTIME_DIR/keyring-identity`, then the backup directory (with a memory keyring,
+    ///     its temporary directory).
     /// - Throws: `IdentityError.invalidArgument` for an invalid scope, or when there is neither a keyring nor a backup.
     public init(
         scope: IdentifierScope,
@@ -91,7 +93,11 @@ public struct IdentifierResolver: Sendable {
         self.policy = policy
         self.migrations = migrations
         self.keyring = keyring
+        // A test's memory keyring keeps the "standard" backup and lock in a directory of its own.
+        let testDirectory = keyring?.memory?.privateStateDirectory
         switch backup {
+        case .standard where testDirectory != nil:
+            self.backup = BackupFile(directory: testDirectory! + "/backup/" + scope.kind + "/" + scope.name, scope: scope)
         case .standard: self.backup = BackupFile(directory: BackupFile.defaultDirectory(for: scope), scope: scope, isStandard: true)
         case .directory(let directory):
             guard directory.hasPrefix("/") else { throw .invalidArgument("the backup directory must be an absolute path") }
@@ -100,8 +106,8 @@ public struct IdentifierResolver: Sendable {
         }
         if keyring == nil && self.backup == nil { throw .invalidArgument("a resolver needs a keyring, a backup file, or both") }
         let backupDirectory = self.backup?.directory ?? BackupFile.defaultDirectory(for: scope)
-        self.lock = FirstRunLock(
-            directories: lockDirectories ?? FirstRunLock.defaultDirectories(backupDirectory: backupDirectory), scope: scope)
+        let defaultLocks = testDirectory.map { [$0 + "/locks"] } ?? FirstRunLock.defaultDirectories(backupDirectory: backupDirectory)
+        self.lock = FirstRunLock(directories: lockDirectories ?? defaultLocks, scope: scope)
     }
 
     /// The identifier. After the first call it is served from memory; call `refresh()` to read the stores again.

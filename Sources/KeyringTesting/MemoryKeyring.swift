@@ -76,7 +76,19 @@ public final class MemoryKeyring: Sendable {
         var initial = State()
         initial.locked = locked
         state = Mutex(initial)
+        var template = Array((FileManager.default.temporaryDirectory.path + "/memory-keyring.XXXXXX").utf8CString)
+        privateStateDirectory = mkdtemp(&template).map { String(cString: $0) }
     }
+
+    deinit {
+        if let privateStateDirectory { try? FileManager.default.removeItem(atPath: privateStateDirectory) }
+    }
+
+    /// A resolver on this keyring with the standard backup keeps its backup file and first-run
+    /// lock here (a temporary directory removed with the keyring), never in the user's state
+    /// directory, where a real run of the app would read them. Nil only if it could not be made;
+    /// the resolver then uses the standard directories.
+    package let privateStateDirectory: String?
 
     /// Whether the collection is locked. Setting it locks or unlocks without a prompt.
     public var isLocked: Bool {

@@ -68,6 +68,21 @@ struct MemoryFaultTests {
         #expect(throws: KeyringError.noSecretService) { try keyring.lockCollection() }
     }
 
+    @Test("a resolver on the memory keyring with the standard backup never writes the user's state directory")
+    func standardBackupStaysPrivate() throws {
+        let memory = MemoryKeyring()
+        let appID = uniqueID("com.example.private-backup")
+        let environment = ProcessInfo.processInfo.environment
+        let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory() + "/.local/state"
+        let userBackup = stateHome + "/keyring-identity/app/" + appID
+        let id = try IdentifierResolver(scope: .app(appID), keyring: Keyring(memory: memory)).identifier()
+        #expect(!FileManager.default.fileExists(atPath: userBackup), "the test wrote \(userBackup)")
+        // The backup exists all the same, in the keyring's own directory: it serves while the keyring is away.
+        memory.inject(.noSecretService)
+        #expect(try IdentifierResolver(scope: .app(appID), keyring: Keyring(memory: memory)).identifier() == id)
+        #expect(!FileManager.default.fileExists(atPath: userBackup))
+    }
+
     @Test("a fault injected for one call hits that call only")
     func oneShotFault() throws {
         let memory = MemoryKeyring()

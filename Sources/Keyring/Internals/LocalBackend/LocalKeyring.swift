@@ -41,6 +41,12 @@ package protocol LocalKeyring: Sendable {
     /// Whether the environment this collection stands for names a session bus
     /// (`Keyring.isSessionBusConfigured` for the file backend).
     var isSessionBusConfigured: Bool { get }
+
+    /// A directory of this collection's own, for what a resolver would otherwise keep in the user's
+    /// state and runtime directories (its backup file and first-run lock): the memory keyring's
+    /// temporary one, so that a test never writes a backup a real run of the app would read.
+    /// nil: the standard directories (the file backend).
+    var privateStateDirectory: String? { get }
 }
 
 /// The collection during one operation of `LocalKeyring.run`.
@@ -125,6 +131,8 @@ struct FileLocalKeyring: LocalKeyring {
     }
 
     var isSessionBusConfigured: Bool { Keyring.isSessionBusConfigured }
+
+    var privateStateDirectory: String? { nil }
 
     func lock(timeout: Duration) throws(KeyringError) {
         throw .unsupported("the file backend has no locked state, so it cannot be locked; its file is always encrypted")
