@@ -88,7 +88,9 @@ extension KeyringError: CustomStringConvertible {
         case .unsupported(let why):
             return "not supported: \(why)"
         case .ambiguousItem(let accounts):
-            let names = accounts.isEmpty ? "" : " (" + accounts.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
+            // Fewer than two names: the others matched have no account (an empty username).
+            let quoted = accounts.map { "\"\($0)\"" } + (accounts.count < 2 ? ["one without an account"] : [])
+            let names = " (" + quoted.joined(separator: ", ") + ")"
             return
                 "items of several accounts\(names) match this identifier and no account was given, so it is not known which to change: "
                 + "name the account (SecretStore(identifier:account:), idtool --account); nothing was changed"

@@ -30,7 +30,7 @@ extension SecretStore {
 
         /// Describes `item`.
         /// - Parameter item: an item found by a search.
-        public init(_ item: KeyringItem) {
+        package init(_ item: KeyringItem) {
             let attributes = item.attributes
             identifier = attributes["service"]
             account = attributes[Key.account.attributeName].flatMap { $0.isEmpty ? nil : $0 }
@@ -58,7 +58,7 @@ extension SecretStore {
 
         /// The writer an `xdg:schema` value names.
         /// - Parameter schema: the item's `xdg:schema` attribute, nil when it has none.
-        public init(schema: String?) {
+        package init(schema: String?) {
             self = schema == SecretStore.schemaName ? .secretStore : .otherClient(schema: schema)
         }
     }
@@ -70,7 +70,8 @@ extension SecretStore {
     /// A locked keyring is never "no items": when nothing matches and a collection is locked
     /// (KeePassXC hides a locked database's items), or a locked match's attributes cannot be read
     /// (gnome-keyring before the first unlock), this throws `.locked`, after asking the user to
-    /// unlock it as `keyring.unlock` says.
+    /// unlock it as `keyring.unlock` says. With several KeePassXC databases of which one is locked,
+    /// the list holds the open ones' items only: KeePassXC hides the locked one's.
     /// - Parameters:
     ///   - identifier: the identifier (`service` attribute) to list, or nil for any.
     ///   - accessGroup: the access group to list, or nil for any; at least one of the two is required.

@@ -11,7 +11,12 @@ import Synchronization
 /// oldest), content types, a locked collection whose items are listed but never read as absent,
 /// and an unlock prompt that is answered, dismissed or left unanswered. Where it differs: an
 /// unanswered prompt fails at once rather than at the call's timeout; an injected timeout fails
-/// at once too; nothing is shared with other processes; `SecretStore` items carry no `xdg:schema`.
+/// at once too; nothing is shared with other processes; `SecretStore` items carry no `xdg:schema`
+/// (so `SecretStore.items` names their writer as another client); and, as on libsecret's file
+/// backend, an item is named by its attributes, so writing an attribute key (`.account`,
+/// `.comment`) replaces the item: it gets a new `objectPath` and `created` time, where
+/// gnome-keyring changes it in place. A `IdentifierResolver` on it keeps its standard backup file
+/// and lock in a temporary directory of the keyring's, never in the user's state directory.
 ///
 /// Production keyrings never use it: only a keyring made with `init(memory:)` does, and this
 /// module is a product of its own, for test targets.

@@ -32,7 +32,7 @@ enum ItemCommands {
             let store = try SecretStore(identifier: identifier, account: account, accessGroup: group, keyring: keyring)
             guard let bytes = try store.data(forKey: key) else {
                 let what = key == .valueData ? "no such item" : "no such item, or the item has no \(name(of: key))"
-                Output.error("\(what): store one with `idtool item set`, or check the identifier and --group")
+                Output.error("\(what): store one with `idtool item set`, or check the identifier, --group and --account")
                 return ExitCode.absent.rawValue
             }
             guard Output.write(bytes) else {

@@ -80,7 +80,7 @@ struct LockCommandTests {
     @Test("lock and unlock are in --help and reject stray arguments")
     func usage() throws {
         let help = try Idtool.run(["--help"])
-        #expect(help.stdoutText.contains("lock") && help.stdoutText.contains("unlock"))
+        #expect(help.stdoutText.contains("\n  idtool lock ") && help.stdoutText.contains("\n  idtool unlock "))
         #expect(try Idtool.run(["unlock", "--help"]).stdoutText.contains("--no-prompt"))
         #expect(try Idtool.run(["lock", "extra"]).status == 64)
         #expect(try Idtool.run(["unlock", "--timeout", "0"]).status == 64)
