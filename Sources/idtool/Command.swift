@@ -39,6 +39,8 @@ enum Command: Equatable, Sendable {
     case itemSet(identifier: String, group: String?, key: SecretStore.Key, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool item reset`: remove an item.
     case itemReset(identifier: String, group: String?, timeout: Duration, unlock: UnlockPolicy = .prompt)
+    /// `idtool item watch`: print one line per change of an item until interrupted.
+    case itemWatch(identifier: String, group: String?, json: Bool, timeout: Duration)
 }
 
 /// Where `idtool migrate --from` finds a legacy identifier.
@@ -68,5 +70,5 @@ enum Shell: String, Equatable, Sendable, CaseIterable {
 enum HelpTopic: String, Equatable, Sendable, CaseIterable {
     case overview
     case get, show, reset, migrate, derive, doctor
-    case item, itemGet, itemSet, itemReset
+    case item, itemGet, itemSet, itemReset, itemWatch
 }

@@ -220,7 +220,7 @@ enum Interface {
                 "Items written by secret-tool or python-keyring are read too.",
                 "Run `idtool item get --help` and so on for details.",
             ],
-            subcommands: [.itemGet, .itemSet, .itemReset]),
+            subcommands: [.itemGet, .itemSet, .itemReset, .itemWatch]),
         Command(
             topic: .itemGet, words: ["item", "get"], positionals: ["IDENTIFIER"],
             options: [group, Option(name: "--key", value: "KEY", help: [keyHelp], choices: keys), timeout, noPrompt, help],
@@ -249,6 +249,16 @@ enum Interface {
             topic: .itemReset, words: ["item", "reset"], positionals: ["IDENTIFIER"], options: [group, timeout, noPrompt, help],
             summary: "remove an item",
             about: ["Removes the item. Removing an absent item succeeds."]),
+        Command(
+            topic: .itemWatch, words: ["item", "watch"], positionals: ["IDENTIFIER"],
+            options: [group, json("print one JSON object a line: {\"event\", \"path\", \"account\", \"collection\"}"), timeout, help],
+            summary: "print one line per change of an item until interrupted",
+            about: [
+                "Prints one line per change of the item, made by any process, until interrupted:",
+                "`created|changed|deleted PATH`, `locked|unlocked COLLECTION`, `service-stopped`,",
+                "`service-started`. SIGINT or SIGTERM ends it with exit 0. The file backend reports",
+                "created, changed and deleted only; --timeout bounds the first look at the keyring.",
+            ]),
     ]
 
     /// The command of `topic` (`.overview` has none).

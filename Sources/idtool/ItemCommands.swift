@@ -19,6 +19,8 @@ enum ItemCommands {
             return set(identifier: identifier, group: group, key: key, keyring: Keyring(timeout: timeout, unlock: unlock))
         case .itemReset(let identifier, let group, let timeout, let unlock):
             return reset(identifier: identifier, group: group, keyring: Keyring(timeout: timeout, unlock: unlock))
+        case .itemWatch(let identifier, let group, let json, let timeout):
+            return ItemWatch.run(identifier: identifier, group: group, json: json, keyring: Keyring(timeout: timeout, unlock: .never))
         default:
             Output.error("internal error: not an item command: report this as a bug")
             return ExitCode.software.rawValue

@@ -54,6 +54,9 @@ extension CommandLineParser {
         case .itemReset(let identifier, let group, _, _):
             try check(identifier, "the identifier", .itemReset, .dataError)
             try check(group, "--group", .itemReset, .dataError)
+        case .itemWatch(let identifier, let group, _, _):
+            try check(identifier, "the identifier", .itemWatch, .dataError)
+            try check(group, "--group", .itemWatch, .dataError)
         case .help, .version, .generate, .derive, .doctor:
             return
         }

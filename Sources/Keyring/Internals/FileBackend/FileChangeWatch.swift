@@ -1,3 +1,4 @@
+internal import CLibSecret
 import Dispatch
 import Synchronization
 
@@ -47,6 +48,8 @@ final class FileChangeWatch: Sendable {
     ) throws(KeyringError) -> @Sendable () -> Void {
         let path = FileKeyring.path
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
+        // libsecret makes the directory (0700) at its first write; made here, a watch can begin before that.
+        _ = g_mkdir_with_parents(directory, 0o700)
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotify >= 0 else { throw .keyringFileUnavailable(path: path, detail: "cannot watch it: " + String(cString: strerror(errno))) }
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
