@@ -33,6 +33,10 @@ final class ServiceChangeWatch: @unchecked Sendable {
     private let pending = Mutex(Pending())
     private let listener = Mutex<UInt64?>(nil)
     private var items: [String: KeyringItem] = [:]
+    /// A digest of each seen item's secret (never the secret), where it could be read: KWallet signals
+    /// ItemChanged for writes that change nothing (each step of another client's create), which
+    /// are not reported.
+    private var digests: [String: String] = [:]
     /// Watched collections and whether each is locked.
     private var collections: [String: Bool] = [:]
     private var running = true
@@ -173,15 +177,35 @@ final class ServiceChangeWatch: @unchecked Sendable {
             return
         }
         items[path] = item
+        let digestBefore = digests[path]
+        // An unreadable secret (locked) keeps the digest seen before, so an unlock compares with it.
+        let digestNow = try digest(of: item, call)
+        digests[path] = digestNow ?? digestBefore
         guard let before else {
             try watchCollection(of: path, call)
             return emit(KeyringChange(.created, item: item))
         }
         // ItemChanged for a lock of its collection is a lock change, reported as one.
-        if before.isLocked == item.isLocked { emit(KeyringChange(.changed, item: item)) }
+        guard before.isLocked == item.isLocked else { return }
+        let sameSecret = digestNow == nil || digestBefore == nil || digestNow == digestBefore
+        if Self.differ(before, item) || !sameSecret { emit(KeyringChange(.changed, item: item)) }
+    }
+
+    /// Whether what a client sees of an item changed: attributes (but the schema stamp, which gnome-keyring
+    /// rewrites on a restart, and those a provider adds), label, modification time.
+    static func differ(_ before: KeyringItem, _ after: KeyringItem) -> Bool {
+        SecretStore.comparable(before.attributes) != SecretStore.comparable(after.attributes) || before.label != after.label
+            || before.modified != after.modified
+    }
+
+    /// The digest of an unlocked item's secret; nil when it cannot be read (locked, gone).
+    private func digest(of item: KeyringItem, _ call: borrowing ServiceCall) throws(KeyringError) -> String? {
+        guard !item.isLocked, let secret = try call.secretIfReadable(at: item.objectPath) else { return nil }
+        return Digest.sha256Hex(Array(secret.bytes))
     }
 
     private func itemGone(_ path: String) {
+        digests[path] = nil
         guard let before = items.removeValue(forKey: path) else { return }
         emit(KeyringChange(.deleted, item: before))
     }
@@ -204,22 +228,32 @@ final class ServiceChangeWatch: @unchecked Sendable {
     private func look(_ call: borrowing ServiceCall, report: Bool) throws(KeyringError) {
         var now: [String: KeyringItem] = [:]
         for item in try call.search(scope.attributes).filter(scope.owns) {
-            now[item.objectPath] = item.isLocked && item.attributes.isEmpty ? items[item.objectPath].map { Self.item($0, locked: true) } ?? item : item
+            let seen = items[item.objectPath].map { Self.item($0, locked: true) }
+            now[item.objectPath] = item.isLocked && item.attributes.isEmpty ? seen ?? item : item
         }
         var locks: [String: Bool] = [:]
         for collection in Set(now.keys.map(Self.collection(of:))).union([try defaultCollection(call)].compactMap { $0 }) {
             if let locked = try call.collectionLocked(at: collection) { locks[collection] = locked }
         }
+        var changes: [KeyringChange] = []
         if report {
-            let changes = ChangeWatch.differences(from: items, to: now) { before, after in
-                before.attributes != after.attributes || before.label != after.label || before.modified != after.modified
-            }
+            changes = ChangeWatch.differences(from: items, to: now, isChanged: Self.differ)
             for (collection, locked) in locks.sorted(by: { $0.key < $1.key }) where collections[collection].map({ $0 != locked }) ?? false {
                 emit(KeyringChange(locked ? .locked : .unlocked, collection: collection))
             }
             changes.forEach(emit)
         }
+        var sums: [String: String] = [:]
+        for (path, item) in now { sums[path] = try digest(of: item, call) }
+        if report {
+            // A secret changed while no signal said so (a restart, dropped signals); unknown digests count as the same.
+            let reported = Set(changes.compactMap(\.item?.objectPath))
+            for (path, item) in now.sorted(by: { $0.key < $1.key }) where items[path] != nil && !reported.contains(path) {
+                if let old = digests[path], let new = sums[path], old != new { emit(KeyringChange(.changed, item: item)) }
+            }
+        }
         items = now
+        digests = sums.merging(digests.filter { now[$0.key] != nil }) { new, _ in new }
         collections = locks
     }
 
