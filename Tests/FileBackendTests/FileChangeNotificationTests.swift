@@ -128,4 +128,37 @@ struct FileChangeNotificationTests {
                 "{\"event\":\"deleted\",\"path\":\"\(name)\",\"account\":\"alice\",\"collection\":null}",
             ])
     }
+
+    @Test("10,000 subscribe/cancel cycles free their threads and inotify descriptors (the RSS figure is printed)")
+    func subscribeCancelCycles() async throws {
+        try await withSandbox { sandbox in
+            let store = try SecretStore(identifier: "watch.cycles.\(UUID().uuidString)", keyring: keyring)
+            try store.setObject("v", forKey: .valueData)
+            func cycle() async throws {
+                let changes = try await store.changes()
+                let consumer = Task { for await _ in changes {} }
+                consumer.cancel()
+                await consumer.value
+            }
+            func resident() throws -> Int {
+                let fields = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8).split(separator: " ")
+                return (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+            }
+            func count(_ prefix: String) -> Int {
+                let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+                return status.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.split(separator: "\t").last ?? "") } ?? -1
+            }
+            func descriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+            for _ in 0..<500 { try await cycle() }
+            let before = (rss: try resident(), fds: descriptors(), threads: count("Threads:"))
+            for _ in 0..<10_000 { try await cycle() }
+            // The watch threads end on their own after the cancel: give the last ones a moment.
+            for _ in 0..<100 where count("Threads:") > before.threads { try await Task.sleep(for: .milliseconds(20)) }
+            let after = (rss: try resident(), fds: descriptors(), threads: count("Threads:"))
+            print("file-watch-cycles: RSS \(before.rss) -> \(after.rss) KiB, fds \(before.fds) -> \(after.fds), threads \(before.threads) -> \(after.threads)")
+            #expect(after.rss - before.rss < 4096)
+            #expect(after.fds <= before.fds + 2)
+            #expect(after.threads <= before.threads + 2)
+        }
+    }
 }

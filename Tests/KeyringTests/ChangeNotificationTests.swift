@@ -76,13 +76,29 @@ struct ChangeNotificationTests {
         #expect(created.change.item?.attributes["service"] == id)
         #expect(created.latency < .seconds(10))
 
+        // A change by Item.SetSecret (idtool item set, SecretStore's own update).
         var mark = log.count
         since = .now
-        // idtool, not secret-tool: KeePassXC 2.7.10 leaves secret-tool's replacing store unanswered
-        // (10 s and more, with or without a watch), and keyring-ctl's lock after it times out.
         try mustRun(idtoolPath, ["item", "set", id, "--no-prompt"], input: Data("two".utf8))
-        let changed = try #require(await log.first(.changed, from: mark, since: since), "no changed change: \(log.kinds)")
-        #expect(changed.change.item?.objectPath == created.change.item?.objectPath)
+        let setSecret = await log.first(.changed, from: mark, since: since, within: TestProvider.isGnomeKeyring ? .seconds(2) : .seconds(10))
+        if TestProvider.isGnomeKeyring {
+            // gnome-keyring 48 emits no signal at all for Item.SetSecret (dbus-monitor shows none), so this
+            // change cannot be seen; the docs say so. A provider that starts to signal it fails here.
+            #expect(setSecret == nil, "gnome-keyring now signals SetSecret: update the docs")
+        } else {
+            #expect(setSecret != nil, "no changed for SetSecret: \(log.kinds)")
+        }
+
+        // A change by a replacing CreateItem (secret-tool store over the item). Not on KeePassXC 2.7.10,
+        // which leaves that call unanswered (10 s and more, with or without a watch).
+        var changed = setSecret
+        if !TestProvider.isKeePassXC {
+            mark = log.count
+            since = .now
+            try storeWithSecretTool(id, "three")
+            changed = await log.first(.changed, from: mark, since: since)
+            #expect(changed?.change.item?.objectPath == created.change.item?.objectPath, "no changed change: \(log.kinds)")
+        }
 
         mark = log.count
         since = .now
@@ -91,7 +107,8 @@ struct ChangeNotificationTests {
         // Read from the map of what was seen: a deleted item's attributes can no longer be asked for.
         #expect(deleted.change.item?.attributes["service"] == id)
         print(
-            "change-latency \(TestProvider.name): created \(milliseconds(created.latency)) ms, changed \(milliseconds(changed.latency)) ms,",
+            "change-latency \(TestProvider.name): created \(milliseconds(created.latency)) ms,",
+            "changed \(changed.map { milliseconds($0.latency) } ?? -1) ms (SetSecret \(setSecret.map { milliseconds($0.latency) } ?? -1) ms),",
             "deleted \(milliseconds(deleted.latency)) ms (from the end of the other process's run)")
     }
 
@@ -179,5 +196,38 @@ struct ChangeNotificationTests {
     func badScopes() async throws {
         #expect(await keyringError { try await Keyring.default.changes(identifier: nil) } == .invalidArgument("watch an identifier, an access group or both"))
         #expect(await keyringError { try await Keyring.default.changes(identifier: "") } == .invalidArgument("the identifier is empty"))
+    }
+
+    @Test(
+        "10,000 subscribe/cancel cycles leak no memory, descriptor or thread (the RSS figure is printed)",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend's cycles are in FileBackendTests"))
+    func subscribeCancelCycles() async throws {
+        try requireTestKeyring()
+        let store = try SecretStore(identifier: uniqueID("watch-cycles"), keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        func cycle() async throws {
+            let changes = try await store.changes()
+            let consumer = Task { for await _ in changes {} }
+            consumer.cancel()
+            await consumer.value
+        }
+        for _ in 0..<500 { try await cycle() }  // warm: libsecret's session, the subscription, allocator pools
+        let before = (rss: try MemoryTests.residentKiB(), fds: Self.openDescriptors(), threads: Self.threads())
+        let start = ContinuousClock.now
+        for _ in 0..<10_000 { try await cycle() }
+        let after = (rss: try MemoryTests.residentKiB(), fds: Self.openDescriptors(), threads: Self.threads())
+        print(
+            "watch-cycles \(TestProvider.name): 10000 cycles in \(milliseconds(ContinuousClock.now - start)) ms,",
+            "RSS \(before.rss) -> \(after.rss) KiB, fds \(before.fds) -> \(after.fds), threads \(before.threads) -> \(after.threads)")
+        // A leak of even 100 bytes a cycle would be about 1 MiB; a few MiB of slack for the allocator.
+        #expect(after.rss - before.rss < 4096)
+        #expect(after.fds <= before.fds + 2)
+        #expect(after.threads <= before.threads + 4)
+    }
+
+    static func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+
+    static func threads() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").first { $0.hasPrefix("Threads:") }.flatMap { Int($0.split(separator: "\t").last ?? "") } ?? -1
     }
 }
