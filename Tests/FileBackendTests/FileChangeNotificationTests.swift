@@ -133,7 +133,7 @@ struct FileChangeNotificationTests {
     func subscribeCancelCycles() async throws {
         try await withSandbox { sandbox in
             let store = try SecretStore(identifier: "watch.cycles.\(UUID().uuidString)", keyring: keyring)
-            try store.setObject("v", forKey: .valueData)
+            try await store.setObject("v", forKey: .valueData)
             func cycle() async throws {
                 let changes = try await store.changes()
                 let consumer = Task { for await _ in changes {} }
