@@ -27,8 +27,10 @@ final class FileChangeWatch: Sendable {
     private let continuation: AsyncStream<KeyringChange>.Continuation
     private let path: String
     private let inotify: Int32
-    /// [read end, write end]: a byte on it ends the thread.
+    /// [read end, write end]: closing the write end ends the thread.
     private let wake: (Int32, Int32)
+    /// Signalled by the thread once it closed its descriptors.
+    private let ended = DispatchSemaphore(value: 0)
 
     private init(
         _ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation, path: String, inotify: Int32,
@@ -99,7 +101,10 @@ final class FileChangeWatch: Sendable {
     }
 
     private func run(from first: [String: Seen]) {
-        defer { closeAll() }
+        defer {
+            closeAll()
+            ended.signal()
+        }
         var last = first
         let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -141,8 +146,13 @@ final class FileChangeWatch: Sendable {
     }
 
     /// Closing the pipe's write end wakes the thread (POLLHUP), which closes the rest: no write that
-    /// could meet a reader already gone.
-    func stop() { close(wake.1) }
+    /// could meet a reader already gone. Waits (briefly: the thread only has to be scheduled) until it
+    /// did, so a cancelled watch holds no descriptor once its task ends: 10,000 quick cycles otherwise
+    /// outran the threads and met the per-user limit of 128 inotify instances.
+    func stop() {
+        close(wake.1)
+        _ = ended.wait(timeout: .now() + .seconds(2))
+    }
 
     private func closeAll() {
         close(inotify)

@@ -150,7 +150,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
         case (Self.collectionInterface, "ItemCreated"), (Self.collectionInterface, "ItemChanged"):
             if let path = signal.object { try itemSeen(path, call) }
         case (Self.collectionInterface, "ItemDeleted"):
-            if let path = signal.object { itemGone(path) }
+            if let path = signal.object { try itemDeleted(path, call) }
         case (Self.serviceInterface, "CollectionCreated"), (Self.serviceInterface, "CollectionDeleted"):
             try look(call, report: true)
         case (Self.serviceInterface, "CollectionChanged"):
@@ -202,6 +202,18 @@ final class ServiceChangeWatch: @unchecked Sendable {
     private func digest(of item: KeyringItem, _ call: borrowing ServiceCall) throws(KeyringError) -> String? {
         guard !item.isLocked, let secret = try call.secretIfReadable(at: item.objectPath) else { return nil }
         return Digest.sha256Hex(Array(secret.bytes))
+    }
+
+    /// KeePassXC hides a database's items when it locks, with ItemDeleted just before the lock's
+    /// signal: an item whose collection is locked now is hidden, not deleted (and its ItemCreated at the
+    /// unlock finds it unchanged).
+    private func itemDeleted(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
+        guard let before = items[path] else { return }
+        if try call.collectionLocked(at: Self.collection(of: path)) == true {
+            items[path] = Self.item(before, locked: true)
+            return
+        }
+        itemGone(path)
     }
 
     private func itemGone(_ path: String) {
