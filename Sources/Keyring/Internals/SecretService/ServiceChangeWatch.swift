@@ -187,7 +187,8 @@ final class ServiceChangeWatch: @unchecked Sendable {
         }
         // ItemChanged for a lock of its collection is a lock change, reported as one.
         guard before.isLocked == item.isLocked else { return }
-        let sameSecret = digestNow == nil || digestBefore == nil || digestNow == digestBefore
+        // Unknown is not the same: a secret that cannot be read now (a session KWallet keyed wrongly) may have changed.
+        let sameSecret = item.isLocked || (digestNow != nil && digestNow == digestBefore)
         if Self.differ(before, item) || !sameSecret { emit(KeyringChange(.changed, item: item)) }
     }
 
