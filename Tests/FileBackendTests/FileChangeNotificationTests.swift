@@ -109,7 +109,9 @@ struct FileChangeNotificationTests {
         // inotify descriptor (made just before that read), then a little more for the read itself.
         func watching() -> Bool {
             let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(watcher.pid)/fd")) ?? []
-            return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(watcher.pid)/fd/\($0)")) == "anon_inode:inotify" }
+            return fds.contains {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(watcher.pid)/fd/\($0)")) == "anon_inode:inotify"
+            }
         }
         for _ in 0..<500 where !watching() { try await Task.sleep(for: .milliseconds(20)) }
         try await Task.sleep(for: .milliseconds(500))
@@ -146,7 +148,8 @@ struct FileChangeNotificationTests {
             }
             func count(_ prefix: String) -> Int {
                 let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-                return status.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.split(separator: "\t").last ?? "") } ?? -1
+                return status.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.split(separator: "\t").last ?? "") }
+                    ?? -1
             }
             func descriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
             for _ in 0..<500 { try await cycle() }
@@ -155,7 +158,9 @@ struct FileChangeNotificationTests {
             // The watch threads end on their own after the cancel: give the last ones a moment.
             for _ in 0..<100 where count("Threads:") > before.threads { try await Task.sleep(for: .milliseconds(20)) }
             let after = (rss: try resident(), fds: descriptors(), threads: count("Threads:"))
-            print("file-watch-cycles: RSS \(before.rss) -> \(after.rss) KiB, fds \(before.fds) -> \(after.fds), threads \(before.threads) -> \(after.threads)")
+            print(
+                "file-watch-cycles: RSS \(before.rss) -> \(after.rss) KiB, fds \(before.fds) -> \(after.fds), threads \(before.threads) -> \(after.threads)"
+            )
             #expect(after.rss - before.rss < 4096)
             #expect(after.fds <= before.fds + 2)
             #expect(after.threads <= before.threads + 2)

@@ -1,8 +1,8 @@
 import Foundation
 import Keyring
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// What a watch reported, with when each change arrived.
 final class ChangeLog: Sendable {
@@ -46,7 +46,9 @@ let idtoolPath: String = {
 }()
 
 /// Milliseconds, for the figures the tests print.
-func milliseconds(_ duration: Duration) -> Int { Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) }
+func milliseconds(_ duration: Duration) -> Int {
+    Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+}
 
 /// Another process changes, deletes and locks a wrapper's item; `SecretStore.changes()` reports each.
 ///
@@ -195,7 +197,9 @@ struct ChangeNotificationTests {
 
     @Test("a watch of neither an identifier nor a group, or of an empty one, is refused")
     func badScopes() async throws {
-        #expect(await keyringError { try await Keyring.default.changes(identifier: nil) } == .invalidArgument("watch an identifier, an access group or both"))
+        #expect(
+            await keyringError { try await Keyring.default.changes(identifier: nil) }
+                == .invalidArgument("watch an identifier, an access group or both"))
         #expect(await keyringError { try await Keyring.default.changes(identifier: "") } == .invalidArgument("the identifier is empty"))
     }
 
@@ -211,7 +215,8 @@ struct ChangeNotificationTests {
             consumer.cancel()
             await consumer.value
         }
-        let keyring = store.keyring, attributes = ["service": store.identifier]
+        let keyring = store.keyring
+        let attributes = ["service": store.identifier]
         for _ in 0..<500 {  // warm: libsecret's session, the subscription, allocator pools
             try await cycle()
             _ = try await keyring.search(attributes)

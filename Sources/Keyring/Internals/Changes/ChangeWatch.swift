@@ -49,7 +49,12 @@ enum ChangeWatch {
     private final class Once: Sendable {
         private let body: Mutex<(@Sendable () -> Void)?>
         init(_ body: @escaping @Sendable () -> Void) { self.body = Mutex(body) }
-        func run() { body.withLock { body in defer { body = nil }; return body }?() }
+        func run() {
+            body.withLock { body in
+                defer { body = nil }
+                return body
+            }?()
+        }
     }
 
     /// The changes that turn `old` into `new` (both keyed by item name): deleted, then created and changed.
@@ -58,7 +63,9 @@ enum ChangeWatch {
         from old: [String: KeyringItem], to new: [String: KeyringItem], isChanged: (KeyringItem, KeyringItem) -> Bool
     ) -> [KeyringChange] {
         var changes: [KeyringChange] = []
-        for (name, item) in old.sorted(by: { $0.key < $1.key }) where new[name] == nil { changes.append(KeyringChange(.deleted, item: item)) }
+        for (name, item) in old.sorted(by: { $0.key < $1.key }) where new[name] == nil {
+            changes.append(KeyringChange(.deleted, item: item))
+        }
         for (name, item) in new.sorted(by: { $0.key < $1.key }) {
             guard let before = old[name] else {
                 changes.append(KeyringChange(.created, item: item))

@@ -53,7 +53,9 @@ final class FileChangeWatch: Sendable {
         // libsecret makes the directory (0700) at its first write; made here, a watch can begin before that.
         _ = g_mkdir_with_parents(directory, 0o700)
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard inotify >= 0 else { throw .keyringFileUnavailable(path: path, detail: "cannot watch it: " + String(cString: strerror(errno))) }
+        guard inotify >= 0 else {
+            throw .keyringFileUnavailable(path: path, detail: "cannot watch it: " + String(cString: strerror(errno)))
+        }
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
         guard inotify_add_watch(inotify, directory, mask) >= 0 else {
             let detail = String(cString: strerror(errno))
@@ -123,7 +125,8 @@ final class FileChangeWatch: Sendable {
             // A file that cannot be read now (mid-write by a program without the lock) is read at its next event.
             guard let now = try? read() else { continue }
             let changes = ChangeWatch.differences(from: last.mapValues(\.item), to: now.mapValues(\.item)) { before, after in
-                let old = last[before.objectPath], new = now[after.objectPath]
+                let old = last[before.objectPath]
+                let new = now[after.objectPath]
                 return old != new
             }
             last = now
@@ -136,8 +139,10 @@ final class FileChangeWatch: Sendable {
         let header = MemoryLayout<inotify_event>.size
         var offset = events.startIndex
         while offset + header <= events.endIndex {
-            let length = events.withUnsafeBytes { raw in raw.loadUnaligned(fromByteOffset: offset - events.startIndex + 12, as: UInt32.self) }
-            let start = offset + header, end = min(start + Int(length), events.endIndex)
+            let length = events.withUnsafeBytes { raw in raw.loadUnaligned(fromByteOffset: offset - events.startIndex + 12, as: UInt32.self)
+            }
+            let start = offset + header
+            let end = min(start + Int(length), events.endIndex)
             let bytes = events[start..<end].prefix { $0 != 0 }
             if String(decoding: bytes, as: UTF8.self) == name { return true }
             offset = end
@@ -163,11 +168,13 @@ final class FileChangeWatch: Sendable {
     private static func detach(_ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let made = pthread_create(&thread, nil, { box in
-            let body = Unmanaged<Box>.fromOpaque(box!).takeRetainedValue().body
-            body()
-            return nil
-        }, box)
+        let made = pthread_create(
+            &thread, nil,
+            { box in
+                let body = Unmanaged<Box>.fromOpaque(box!).takeRetainedValue().body
+                body()
+                return nil
+            }, box)
         guard made == 0 else {
             Unmanaged<Box>.fromOpaque(box).release()
             return false

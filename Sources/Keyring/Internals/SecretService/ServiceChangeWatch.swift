@@ -75,7 +75,12 @@ final class ServiceChangeWatch: @unchecked Sendable {
             $0.stopped = true
             $0.signals.removeAll()
         }
-        if let key = listener.withLock({ key in defer { key = nil }; return key }) { ServiceSignals.removeListener(key) }
+        if let key = listener.withLock({ key in
+            defer { key = nil }
+            return key
+        }) {
+            ServiceSignals.removeListener(key)
+        }
     }
 
     /// On GDBus's worker thread: copy, never call.
@@ -118,7 +123,9 @@ final class ServiceChangeWatch: @unchecked Sendable {
                     try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try handle(signal, call) }
                 }
             }
-            if batch.overflowed && running { try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try look(call, report: true) } }
+            if batch.overflowed && running {
+                try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try look(call, report: true) }
+            }
         }
     }
 
@@ -156,7 +163,11 @@ final class ServiceChangeWatch: @unchecked Sendable {
         case (Self.serviceInterface, "CollectionChanged"):
             if let path = signal.object { try lockSeen(path, call) }
         case ("org.freedesktop.DBus.Properties", _):
-            if collections[signal.path] != nil { try lockSeen(signal.path, call) } else if items[signal.path] != nil { try itemSeen(signal.path, call) }
+            if collections[signal.path] != nil {
+                try lockSeen(signal.path, call)
+            } else if items[signal.path] != nil {
+                try itemSeen(signal.path, call)
+            }
         default: break
         }
     }
