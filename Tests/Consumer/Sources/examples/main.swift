@@ -112,24 +112,4 @@ do {
     guard try resolver.identifier() == id else { fail("MigrationAndGeneration: migration changed the identifier") }
     print("examples: OK: MigrationAndGeneration")
 }
-// MARK: Keyring: Watching for changes
-
-do {
-    // docs-snippet begin: Sources/Keyring/Documentation.docc/WatchingForChanges.md #1
-    let store = try SecretStore(identifier: "com.example.watched")
-    let changes = try await store.changes()        // from now on, changes made by any process
-    let watcher = Task {
-        for await change in changes {
-            if change.kind == .deleted { return "signed out" }   // the token is gone
-        }
-        return "cancelled"
-    }
-    try store.setObject("token", forKey: .valueData)   // arrives as .created
-    try store.reset()                                   // arrives as .deleted
-    print(await watcher.value)                          // "signed out"
-    // docs-snippet end
-
-    guard await watcher.value == "signed out" else { fail("WatchingForChanges: the deletion did not arrive") }
-    print("examples: OK: WatchingForChanges")
-}
 try resolver.reset()
