@@ -196,27 +196,14 @@ struct ChangeNotificationTests {
     }
 
     @Test(
-        "a watch that starts after a read (the path cache subscribed first) still sees its own process's writes",
-        .enabled(if: !TestProvider.usesFileBackend, "the file backend's watch is tested in FileBackendTests"))
-    func watchAfterRead() async throws {
+        "a watch sees its own process's writes, started first or after a read (the path cache subscribed first)",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend's watch is tested in FileBackendTests"),
+        arguments: [false, true])
+    func ownWrites(readFirst: Bool) async throws {
         try requireTestKeyring()
-        let store = try SecretStore(identifier: uniqueID("watch-after-read"), keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        let store = try SecretStore(identifier: uniqueID("watch-own"))
         defer { try? store.reset() }
-        _ = try await store.object(forKey: .valueData)
-        let log = ChangeLog(try await store.changes())
-        defer { log.stop() }
-        let since = ContinuousClock.now
-        try await store.setObject("token", forKey: .valueData)
-        try await store.reset()
-        #expect(await log.first(.deleted, from: 0, since: since) != nil, "no deleted: \(log.kinds)")
-    }
-
-    @Test(
-        "a watch that is the process's first keyring call sees its own process's writes",
-        .enabled(if: !TestProvider.usesFileBackend, "the file backend's watch is tested in FileBackendTests"))
-    func watchFirstOwnWrites() async throws {
-        try requireTestKeyring()
-        let store = try SecretStore(identifier: uniqueID("watch-first"))
+        if readFirst { _ = try await store.object(forKey: .valueData) }
         let log = ChangeLog(try await store.changes())
         defer { log.stop() }
         let since = ContinuousClock.now
