@@ -48,6 +48,8 @@ enum Command: Equatable, Sendable {
     case itemReset(identifier: String, group: String?, account: String? = nil, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool item list`: the items of an identifier or an access group (at least one is given), no secrets.
     case itemList(identifier: String?, group: String?, json: Bool, timeout: Duration, unlock: UnlockPolicy = .prompt)
+    /// `idtool item watch`: print one line per change of an item until interrupted.
+    case itemWatch(identifier: String, group: String?, json: Bool, timeout: Duration)
 }
 
 /// Where `idtool migrate --from` finds a legacy identifier.
@@ -77,5 +79,5 @@ enum Shell: String, Equatable, Sendable, CaseIterable {
 enum HelpTopic: String, Equatable, Sendable, CaseIterable {
     case overview
     case get, show, reset, migrate, derive, doctor, lock, unlock
-    case item, itemGet, itemSet, itemReset, itemList
+    case item, itemGet, itemSet, itemReset, itemList, itemWatch
 }

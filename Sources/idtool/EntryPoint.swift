@@ -32,7 +32,7 @@ package enum EntryPoint {
                 return IdentityCommands.run(command)
             case .doctor(let json, let timeout):
                 return Doctor.run(json: json, timeout: timeout, environment: ProcessInfo.processInfo.environment)
-            case .itemGet, .itemSet, .itemReset, .itemList:
+            case .itemGet, .itemSet, .itemReset, .itemList, .itemWatch:
                 return ItemCommands.run(command)
             case .lock, .unlock:
                 return LockCommands.run(command)

@@ -247,7 +247,7 @@ enum Interface {
                 "set and reset refuse (exit 65) when several accounts' items match.",
                 "Run `idtool item get --help` and so on for details.",
             ],
-            subcommands: [.itemGet, .itemSet, .itemReset, .itemList]),
+            subcommands: [.itemGet, .itemSet, .itemReset, .itemList, .itemWatch]),
         Command(
             topic: .itemGet, words: ["item", "get"], positionals: ["IDENTIFIER"],
             options: [group, account, Option(name: "--key", value: "KEY", help: [keyHelp], choices: keys), timeout, noPrompt, help],
@@ -295,6 +295,16 @@ enum Interface {
                 "IDENTIFIER, --group or both. Secrets are never read. WRITER is secretstore (this",
                 "library's schema), other:SCHEMA (another client's schema) or other (no schema).",
                 "A locked keyring that hides its items exits 75, never an empty list.",
+            ]),
+        Command(
+            topic: .itemWatch, words: ["item", "watch"], positionals: ["IDENTIFIER"],
+            options: [group, json("print one JSON object a line: {\"event\", \"path\", \"account\", \"collection\"}"), timeout, help],
+            summary: "print one line per change of an item until interrupted",
+            about: [
+                "Prints one line per change of the item, made by any process, until interrupted:",
+                "`created|changed|deleted PATH`, `locked|unlocked COLLECTION`, `service-stopped`,",
+                "`service-started`. SIGINT or SIGTERM ends it with exit 0. The file backend reports",
+                "created, changed and deleted only; --timeout bounds the first look at the keyring.",
             ]),
     ]
 

@@ -59,6 +59,9 @@ extension CommandLineParser {
         case .itemList(let identifier, let group, _, _, _):
             try check(identifier, "the identifier", .itemList, .dataError)
             try check(group, "--group", .itemList, .dataError)
+        case .itemWatch(let identifier, let group, _, _):
+            try check(identifier, "the identifier", .itemWatch, .dataError)
+            try check(group, "--group", .itemWatch, .dataError)
         case .help, .version, .generate, .derive, .doctor, .lock, .unlock:
             return
         }

@@ -1,0 +1,190 @@
+internal import CLibSecret
+import Dispatch
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Change notifications on libsecret's file backend: inotify on the keyring file's directory (a
+/// write renames a new file over the old one, which a watch on the file itself would lose), and on
+/// each event that names the file, the matching items read through the one snapshot
+/// (`FileKeyring.run`, `FileKeyringCache`) and compared with the last read. The file has no lock
+/// state and no service, so this watch reports created, changed and deleted only.
+///
+/// One thread per watch, in `poll` on the inotify descriptor and a pipe whose write end `stop`
+/// closes; the thread closes the rest when it ends. Items are compared by name (a digest of the attributes: a changed
+/// attribute is a deleted item and a created one, as the file backend stores it), label, dates and
+/// a digest of the secret (the secret itself is not kept).
+final class FileChangeWatch: Sendable {
+    private let scope: ChangeScope
+    private let timeout: Duration
+    private let continuation: AsyncStream<KeyringChange>.Continuation
+    private let path: String
+    private let inotify: Int32
+    /// [read end, write end]: closing the write end ends the thread.
+    private let wake: (Int32, Int32)
+    /// Signalled by the thread once it closed its descriptors.
+    private let ended = DispatchSemaphore(value: 0)
+
+    private init(
+        _ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation, path: String, inotify: Int32,
+        wake: (Int32, Int32)
+    ) {
+        self.scope = scope
+        self.timeout = timeout
+        self.continuation = continuation
+        self.path = path
+        self.inotify = inotify
+        self.wake = wake
+    }
+
+    /// Watches the directory, reads the items once, and starts the thread; returns what stops it.
+    static func start(
+        _ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation
+    ) throws(KeyringError) -> @Sendable () -> Void {
+        let path = FileKeyring.path
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
+        // libsecret makes the directory (0700) at its first write; made here, a watch can begin before that.
+        _ = g_mkdir_with_parents(directory, 0o700)
+        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard inotify >= 0 else {
+            throw .keyringFileUnavailable(path: path, detail: "cannot watch it: " + String(cString: strerror(errno)))
+        }
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+        guard inotify_add_watch(inotify, directory, mask) >= 0 else {
+            let detail = String(cString: strerror(errno))
+            close(inotify)
+            throw .keyringFileUnavailable(path: path, detail: "cannot watch its directory: " + detail)
+        }
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            close(inotify)
+            throw .keyringFileUnavailable(path: path, detail: "cannot watch it: " + String(cString: strerror(errno)))
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let watch = FileChangeWatch(scope, timeout: timeout, continuation, path: path, inotify: inotify, wake: (ends[0], ends[1]))
+        let first: [String: Seen]
+        do throws(KeyringError) {
+            first = try watch.read()
+        } catch {
+            watch.closeAll()
+            close(ends[1])
+            throw error
+        }
+        guard Self.detach({ watch.run(from: first) }) else {
+            watch.closeAll()
+            close(ends[1])
+            throw .keyringFileUnavailable(path: path, detail: "cannot start the thread that watches it")
+        }
+        return { watch.stop() }
+    }
+
+    /// What is compared of an item.
+    private struct Seen: Equatable {
+        let item: KeyringItem
+        let secretDigest: String
+    }
+
+    private func read() throws(KeyringError) -> [String: Seen] {
+        let scope = self.scope
+        return try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) -> [String: Seen] in
+            var seen: [String: Seen] = [:]
+            for item in try file.matching(scope.attributes) where scope.owns(item.keyringItem) {
+                seen[item.name] = Seen(item: item.keyringItem, secretDigest: Digest.sha256Hex(Array(item.secret)))
+            }
+            return seen
+        }
+    }
+
+    private func run(from first: [String: Seen]) {
+        defer {
+            closeAll()
+            ended.signal()
+        }
+        var last = first
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.0, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, -1)
+            if ready < 0 && errno == EINTR { continue }
+            if ready < 0 || fds[1].revents != 0 { return }
+            var touched = false
+            while true {
+                let count = Glibc.read(inotify, &buffer, buffer.count)
+                if count <= 0 { break }
+                touched = touched || Self.names(name, in: buffer[0..<count])
+            }
+            guard touched else { continue }
+            // A file that cannot be read now (mid-write by a program without the lock) is read at its next event.
+            guard let now = try? read() else { continue }
+            let changes = ChangeWatch.differences(from: last.mapValues(\.item), to: now.mapValues(\.item)) { before, after in
+                let old = last[before.objectPath]
+                let new = now[after.objectPath]
+                return old != new
+            }
+            last = now
+            for change in changes { continuation.yield(change) }
+        }
+    }
+
+    /// Whether any inotify event in `events` names the file `name`.
+    private static func names(_ name: String, in events: ArraySlice<UInt8>) -> Bool {
+        let header = MemoryLayout<inotify_event>.size
+        var offset = events.startIndex
+        while offset + header <= events.endIndex {
+            let length = events.withUnsafeBytes { raw in raw.loadUnaligned(fromByteOffset: offset - events.startIndex + 12, as: UInt32.self)
+            }
+            let start = offset + header
+            let end = min(start + Int(length), events.endIndex)
+            let bytes = events[start..<end].prefix { $0 != 0 }
+            if String(decoding: bytes, as: UTF8.self) == name { return true }
+            offset = end
+        }
+        return false
+    }
+
+    /// Closing the pipe's write end wakes the thread (POLLHUP), which closes the rest: no write that
+    /// could meet a reader already gone. Waits (briefly: the thread only has to be scheduled) until it
+    /// did, so a cancelled watch holds no descriptor once its task ends: 10,000 quick cycles otherwise
+    /// outran the threads and met the per-user limit of 128 inotify instances.
+    func stop() {
+        close(wake.1)
+        _ = ended.wait(timeout: .now() + .seconds(2))
+    }
+
+    private func closeAll() {
+        close(inotify)
+        close(wake.0)
+    }
+
+    /// Runs `body` on a new detached thread; false when none could be made.
+    private static func detach(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        var thread = pthread_t()
+        let made = pthread_create(
+            &thread, nil,
+            { box in
+                let body = Unmanaged<Box>.fromOpaque(box!).takeRetainedValue().body
+                body()
+                return nil
+            }, box)
+        guard made == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+
+    private final class Box: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+}

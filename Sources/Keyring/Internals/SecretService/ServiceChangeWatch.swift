@@ -1,0 +1,306 @@
+internal import CLibSecret
+import Dispatch
+import Synchronization
+
+/// Change notifications from the Secret Service's signals, which `ServiceSignals` hands over.
+///
+/// A signal names an object path only, so each one is turned into a change by reading that item's
+/// properties (typed calls) and comparing them with what this watch saw last: the map of path →
+/// item it keeps is also what names a deleted item, whose attributes can no longer be read. Lock
+/// changes are the `Locked` property of the collections that hold a matching item and of the
+/// default one, read again when one of them signals. A change of the service's owner is a stop and
+/// a start; after a start the items are looked up again and compared with the map.
+///
+/// The filter's thread only copies a signal into `pending` (at most `pendingLimit`; past that they
+/// are dropped for one full look), and this watch's own serial queue does the calls. So nothing
+/// queues without bound, and a slow consumer holds at most `KeyringChanges.bufferLimit` changes.
+final class ServiceChangeWatch: @unchecked Sendable {
+    // Sound as Sendable: `pending` and `listener` are Mutexes; `items`, `collections` and `running`
+    // are touched only on `queue` (and by `start` inside `queue.sync`, before any drain can run).
+    private struct Pending {
+        var signals: [ServiceSignals.Signal] = []
+        var overflowed = false
+        var scheduled = false
+        var stopped = false
+    }
+
+    static let pendingLimit = 64
+
+    private let scope: ChangeScope
+    private let timeout: Duration
+    private let continuation: AsyncStream<KeyringChange>.Continuation
+    private let queue = DispatchQueue(label: "KeyringIdentity.changes")
+    private let pending = Mutex(Pending())
+    private let listener = Mutex<UInt64?>(nil)
+    private var items: [String: KeyringItem] = [:]
+    /// A digest of each seen item's secret (never the secret), where it could be read: KWallet signals
+    /// ItemChanged for writes that change nothing (each step of another client's create), which
+    /// are not reported.
+    private var digests: [String: String] = [:]
+    /// Watched collections and whether each is locked.
+    private var collections: [String: Bool] = [:]
+    private var running = true
+
+    private init(_ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation) {
+        self.scope = scope
+        self.timeout = timeout
+        self.continuation = continuation
+    }
+
+    /// Subscribes and takes the first look; returns what stops the watch.
+    static func start(
+        _ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation
+    ) throws(KeyringError) -> @Sendable () -> Void {
+        let watch = ServiceChangeWatch(scope, timeout: timeout, continuation)
+        // Listening before the first look, so that no change between the two is missed.
+        let key = ServiceSignals.addListener { [watch] signal in watch.receive(signal) }
+        watch.listener.withLock { $0 = key }
+        let result: Result<Void, KeyringError> = watch.queue.sync {
+            Result { () throws(KeyringError) in
+                try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+                    _ = ServiceSignals.synchronize(call)
+                    try watch.look(call, report: false)
+                }
+            }
+        }
+        if case .failure(let error) = result {
+            watch.stop()
+            throw error
+        }
+        return { watch.stop() }
+    }
+
+    func stop() {
+        pending.withLock {
+            $0.stopped = true
+            $0.signals.removeAll()
+        }
+        if let key = listener.withLock({ key in
+            defer { key = nil }
+            return key
+        }) {
+            ServiceSignals.removeListener(key)
+        }
+    }
+
+    /// On GDBus's worker thread: copy, never call.
+    private func receive(_ signal: ServiceSignals.Signal) {
+        let schedule = pending.withLock { pending -> Bool in
+            if pending.stopped { return false }
+            if pending.signals.count >= Self.pendingLimit {
+                // One full look replaces the dropped item signals; a change of owner is kept.
+                pending.overflowed = true
+                pending.signals.removeAll { $0.newOwner == nil }
+                if pending.signals.count >= Self.pendingLimit { pending.signals.removeFirst() }
+            }
+            pending.signals.append(signal)
+            if pending.scheduled { return false }
+            pending.scheduled = true
+            return true
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    private func drain() {
+        while true {
+            let batch = pending.withLock { pending -> (signals: [ServiceSignals.Signal], overflowed: Bool)? in
+                if pending.stopped || (pending.signals.isEmpty && !pending.overflowed) {
+                    pending.scheduled = false
+                    return nil
+                }
+                defer {
+                    pending.signals.removeAll()
+                    pending.overflowed = false
+                }
+                return (pending.signals, pending.overflowed)
+            }
+            guard let batch else { return }
+            for signal in batch.signals where !isStopped {
+                if let newOwner = signal.newOwner {
+                    ownerChanged(to: newOwner)
+                } else if running {
+                    // A signal whose object cannot be read now (the daemon going) is left to the next look.
+                    try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try handle(signal, call) }
+                }
+            }
+            if batch.overflowed && running {
+                try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try look(call, report: true) }
+            }
+        }
+    }
+
+    private var isStopped: Bool { pending.withLock { $0.stopped } }
+
+    private func emit(_ change: KeyringChange) {
+        guard !isStopped else { return }
+        continuation.yield(change)
+    }
+
+    private func ownerChanged(to newOwner: String) {
+        ServiceSignals.followOwner()
+        if running { emit(KeyringChange(.serviceStopped)) }
+        running = !newOwner.isEmpty
+        guard running else { return }
+        emit(KeyringChange(.serviceStarted))
+        // A new daemon: its items may differ from those the old one had.
+        try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+            _ = ServiceSignals.synchronize(call)
+            try look(call, report: true)
+        }
+    }
+
+    private static let collectionInterface = "org.freedesktop.Secret.Collection"
+    private static let serviceInterface = "org.freedesktop.Secret.Service"
+
+    private func handle(_ signal: ServiceSignals.Signal, _ call: borrowing ServiceCall) throws(KeyringError) {
+        switch (signal.interface, signal.member) {
+        case (Self.collectionInterface, "ItemCreated"), (Self.collectionInterface, "ItemChanged"):
+            if let path = signal.object { try itemSeen(path, call) }
+        case (Self.collectionInterface, "ItemDeleted"):
+            if let path = signal.object { try itemDeleted(path, call) }
+        case (Self.serviceInterface, "CollectionCreated"), (Self.serviceInterface, "CollectionDeleted"):
+            try look(call, report: true)
+        case (Self.serviceInterface, "CollectionChanged"):
+            if let path = signal.object { try lockSeen(path, call) }
+        case ("org.freedesktop.DBus.Properties", _):
+            if collections[signal.path] != nil {
+                try lockSeen(signal.path, call)
+            } else if items[signal.path] != nil {
+                try itemSeen(signal.path, call)
+            }
+        default: break
+        }
+    }
+
+    private func itemSeen(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
+        guard let item = try call.properties(at: path, isLocked: false) else { return itemGone(path) }
+        let before = items[path]
+        // A locked item may show no attributes (gnome-keyring, loaded from disk): it stays what it was.
+        if item.isLocked && item.attributes.isEmpty {
+            if let before { items[path] = Self.item(before, locked: true) }
+            return
+        }
+        guard scope.matches(item) else {
+            if let before {
+                items[path] = nil
+                emit(KeyringChange(.deleted, item: before))
+            }
+            return
+        }
+        items[path] = item
+        let digestBefore = digests[path]
+        // An unreadable secret (locked) keeps the digest seen before, so an unlock compares with it.
+        let digestNow = try digest(of: item, call)
+        digests[path] = digestNow ?? digestBefore
+        guard let before else {
+            try watchCollection(of: path, call)
+            return emit(KeyringChange(.created, item: item))
+        }
+        // ItemChanged for a lock of its collection is a lock change, reported as one.
+        guard before.isLocked == item.isLocked else { return }
+        // Unknown is not the same: a secret that cannot be read now (a session KWallet keyed wrongly) may have changed.
+        let sameSecret = item.isLocked || (digestNow != nil && digestNow == digestBefore)
+        if Self.differ(before, item) || !sameSecret { emit(KeyringChange(.changed, item: item)) }
+    }
+
+    /// Whether what a client sees of an item changed: attributes (but the schema stamp, which gnome-keyring
+    /// rewrites on a restart, and those a provider adds), label, modification time.
+    static func differ(_ before: KeyringItem, _ after: KeyringItem) -> Bool {
+        SecretStore.comparable(before.attributes) != SecretStore.comparable(after.attributes) || before.label != after.label
+            || before.modified != after.modified
+    }
+
+    /// The digest of an unlocked item's secret; nil when it cannot be read (locked, gone).
+    private func digest(of item: KeyringItem, _ call: borrowing ServiceCall) throws(KeyringError) -> String? {
+        guard !item.isLocked, let secret = try call.secretIfReadable(at: item.objectPath) else { return nil }
+        return Digest.sha256Hex(Array(secret.bytes))
+    }
+
+    /// KeePassXC hides a database's items when it locks, with ItemDeleted just before the lock's
+    /// signal: an item whose collection is locked now is hidden, not deleted (and its ItemCreated at the
+    /// unlock finds it unchanged).
+    private func itemDeleted(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
+        guard let before = items[path] else { return }
+        if try call.collectionLocked(at: Self.collection(of: path)) == true {
+            items[path] = Self.item(before, locked: true)
+            return
+        }
+        itemGone(path)
+    }
+
+    private func itemGone(_ path: String) {
+        digests[path] = nil
+        guard let before = items.removeValue(forKey: path) else { return }
+        emit(KeyringChange(.deleted, item: before))
+    }
+
+    private func lockSeen(_ collection: String, _ call: borrowing ServiceCall) throws(KeyringError) {
+        guard let before = collections[collection] else { return }
+        guard let locked = try call.collectionLocked(at: collection) else { return try look(call, report: true) }
+        collections[collection] = locked
+        if locked != before { emit(KeyringChange(locked ? .locked : .unlocked, collection: collection)) }
+    }
+
+    private func watchCollection(of item: String, _ call: borrowing ServiceCall) throws(KeyringError) {
+        let collection = Self.collection(of: item)
+        guard collections[collection] == nil, let locked = try call.collectionLocked(at: collection) else { return }
+        collections[collection] = locked
+    }
+
+    /// Looks up the matching items and the watched collections' lock state; with `report`, emits
+    /// what differs from what was seen before.
+    private func look(_ call: borrowing ServiceCall, report: Bool) throws(KeyringError) {
+        var now: [String: KeyringItem] = [:]
+        for item in try call.search(scope.attributes).filter(scope.owns) {
+            let seen = items[item.objectPath].map { Self.item($0, locked: true) }
+            now[item.objectPath] = item.isLocked && item.attributes.isEmpty ? seen ?? item : item
+        }
+        var locks: [String: Bool] = [:]
+        for collection in Set(now.keys.map(Self.collection(of:))).union([try defaultCollection(call)].compactMap { $0 }) {
+            if let locked = try call.collectionLocked(at: collection) { locks[collection] = locked }
+        }
+        var changes: [KeyringChange] = []
+        if report {
+            changes = ChangeWatch.differences(from: items, to: now, isChanged: Self.differ)
+            for (collection, locked) in locks.sorted(by: { $0.key < $1.key }) where collections[collection].map({ $0 != locked }) ?? false {
+                emit(KeyringChange(locked ? .locked : .unlocked, collection: collection))
+            }
+            changes.forEach(emit)
+        }
+        var sums: [String: String] = [:]
+        for (path, item) in now { sums[path] = try digest(of: item, call) }
+        if report {
+            // A secret changed while no signal said so (a restart, dropped signals); unknown digests count as the same.
+            let reported = Set(changes.compactMap(\.item?.objectPath))
+            for (path, item) in now.sorted(by: { $0.key < $1.key }) where items[path] != nil && !reported.contains(path) {
+                if let old = digests[path], let new = sums[path], old != new { emit(KeyringChange(.changed, item: item)) }
+            }
+        }
+        items = now
+        digests = sums.merging(digests.filter { now[$0.key] != nil }) { new, _ in new }
+        collections = locks
+    }
+
+    /// The default collection's path (ReadAlias), or nil when there is none.
+    private func defaultCollection(_ call: borrowing ServiceCall) throws(KeyringError) -> String? {
+        let path = try call.callService(
+            BusCall.servicePath, interface: Self.serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)"
+        ) { reply -> String? in
+            guard let path = kr_variant_tuple_objpath(reply) else { return nil }
+            defer { g_free(path) }
+            return String(cString: path)
+        }
+        return path == "/" ? nil : path
+    }
+
+    /// An item's collection: its path without the last element.
+    static func collection(of item: String) -> String {
+        item.lastIndex(of: "/").map { String(item[..<$0]) } ?? item
+    }
+
+    static func item(_ item: KeyringItem, locked: Bool) -> KeyringItem {
+        KeyringItem(
+            objectPath: item.objectPath, attributes: item.attributes, label: item.label, isLocked: locked, created: item.created,
+            modified: item.modified)
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import Keyring
+import Synchronization
+import TestSupport
+import Testing
+
+/// What a watch reported, with when each change arrived.
+final class ChangeLog: Sendable {
+    let entries = Mutex<[(change: KeyringChange, at: ContinuousClock.Instant)]>([])
+    let consumer = Mutex<Task<Void, Never>?>(nil)
+
+    /// Consumes `changes` on a task of its own until `stop()`.
+    init(_ changes: KeyringChanges) {
+        let task = Task {
+            for await change in changes { self.entries.withLock { $0.append((change, .now)) } }
+        }
+        consumer.withLock { $0 = task }
+    }
+
+    func stop() { consumer.withLock { $0?.cancel() } }
+
+    var kinds: [KeyringChange.Kind] { entries.withLock { $0.map(\.change.kind) } }
+    var count: Int { entries.withLock { $0.count } }
+
+    /// The first change of `kind` from entry `start` on, waiting up to `limit` for it; and how long
+    /// after `since` it arrived (negative: before). Polls: no timing is asserted beyond the loose limit.
+    func first(
+        _ kind: KeyringChange.Kind, from start: Int, since: ContinuousClock.Instant, within limit: Duration = .seconds(10)
+    ) async -> (change: KeyringChange, latency: Duration)? {
+        let end = ContinuousClock.now + limit
+        while ContinuousClock.now < end {
+            let found = entries.withLock { entries in entries.dropFirst(start).first { $0.change.kind == kind } }
+            if let found { return (found.change, found.at - since) }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+}
+
+/// idtool, built next to the test bundle.
+let idtoolPath: String = {
+    let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map(URL.init(fileURLWithPath:))
+    let beside = bundle?.deletingLastPathComponent().appendingPathComponent("idtool").path
+    if let beside, FileManager.default.isExecutableFile(atPath: beside) { return beside }
+    return repoRoot.appendingPathComponent(".build/debug/idtool").path
+}()
+
+/// Milliseconds, for the figures the tests print.
+func milliseconds(_ duration: Duration) -> Int {
+    Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+}
+
+/// Another process changes, deletes and locks a wrapper's item; `SecretStore.changes()` reports each.
+///
+/// Runs on every provider (scripts/with-keyring, with-kwallet, with-keepassxc). What a provider
+/// does not signal is asserted absent, with the reason, so a provider that starts to signal it shows.
+@Suite("Change notifications from the Secret Service", .serialized)
+struct ChangeNotificationTests {
+    /// `secret-tool store` with the wrapper's attributes (another process, as python-keyring would).
+    func storeWithSecretTool(_ id: String, _ secret: String) throws {
+        try mustRun(secretTool, ["store", "--label", "watched", "service", id, "username", ""], input: Data(secret.utf8))
+    }
+
+    @Test(
+        "another process's create, change and delete each arrive, within 10 s (about 1 s expected)",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend's watch is tested in FileBackendTests"))
+    func createChangeDelete() async throws {
+        try requireTestKeyring()
+        let id = uniqueID("watch")
+        let store = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        defer { try? store.reset() }
+        let log = ChangeLog(try await store.changes())
+        defer { log.stop() }
+
+        var since = ContinuousClock.now
+        try storeWithSecretTool(id, "one")
+        let created = try #require(await log.first(.created, from: 0, since: since), "no created change: \(log.kinds)")
+        #expect(created.change.item?.attributes["service"] == id)
+        #expect(created.latency < .seconds(10))
+
+        // A change by Item.SetSecret (idtool item set, SecretStore's own update).
+        var mark = log.count
+        since = .now
+        try mustRun(idtoolPath, ["item", "set", id, "--no-prompt"], input: Data("two".utf8))
+        let signalsSetSecret = TestProvider.isKeePassXC
+        let setSecret = await log.first(.changed, from: mark, since: since, within: signalsSetSecret ? .seconds(10) : .seconds(2))
+        if !signalsSetSecret {
+            // gnome-keyring 48 and kwalletd6 emit no signal at all for Item.SetSecret (dbus-monitor shows none),
+            // so this change cannot be seen; the docs say so. A provider that starts to signal it fails here.
+            #expect(setSecret == nil, "\(TestProvider.name) now signals SetSecret: update the docs")
+        } else {
+            #expect(setSecret != nil, "no changed for SetSecret: \(log.kinds)")
+        }
+
+        // A change by a replacing CreateItem (secret-tool store over the item). Not on KeePassXC 2.7.10,
+        // which leaves that call unanswered (10 s and more, with or without a watch).
+        var changed = setSecret
+        if !TestProvider.isKeePassXC {
+            mark = log.count
+            since = .now
+            try storeWithSecretTool(id, "three")
+            changed = await log.first(.changed, from: mark, since: since)
+            #expect(changed?.change.item?.objectPath == created.change.item?.objectPath, "no changed change: \(log.kinds)")
+        }
+
+        mark = log.count
+        since = .now
+        try mustRun(secretTool, ["clear", "service", id])
+        let deleted = try #require(await log.first(.deleted, from: mark, since: since), "no deleted change: \(log.kinds)")
+        // Read from the map of what was seen: a deleted item's attributes can no longer be asked for.
+        #expect(deleted.change.item?.attributes["service"] == id)
+        print(
+            "change-latency \(TestProvider.name): created \(milliseconds(created.latency)) ms,",
+            "changed \(changed.map { milliseconds($0.latency) } ?? -1) ms (SetSecret \(setSecret.map { milliseconds($0.latency) } ?? -1) ms),",
+            "deleted \(milliseconds(deleted.latency)) ms (from the end of the other process's run)")
+    }
+
+    @Test(
+        "another wrapper's and another identifier's items are not this wrapper's changes",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend's watch is tested in FileBackendTests"))
+    func otherItemsAreNotReported() async throws {
+        try requireTestKeyring()
+        let id = uniqueID("watch-scope")
+        let keyring = Keyring(timeout: .seconds(20), unlock: .never)
+        let store = try SecretStore(identifier: id, keyring: keyring)
+        let grouped = try SecretStore(identifier: id, accessGroup: "g", keyring: keyring)
+        defer {
+            try? store.reset()
+            try? grouped.reset()
+            _ = try? keyring.delete(["service": id + ".other"])
+        }
+        let mine = ChangeLog(try await store.changes())
+        let everything = ChangeLog(try await keyring.changes(identifier: id))
+        defer {
+            mine.stop()
+            everything.stop()
+        }
+        let since = ContinuousClock.now
+        // Mine first: secret-tool's store replaces any item whose attributes include its own, a grouped one too.
+        try storeWithSecretTool(id, "mine")
+        try await grouped.setObject("grouped", forKey: .valueData)
+        try storeWithSecretTool(id + ".other", "other")
+        _ = try #require(await everything.first(.created, from: 1, since: since), "the identifier watch sees both: \(everything.kinds)")
+        // Changes arrive in order: once this wrapper's own deletion is reported, the others' would have been.
+        try mustRun(secretTool, ["clear", "service", id, "username", ""])
+        _ = try #require(await mine.first(.deleted, from: 0, since: since), "no deleted: \(mine.kinds)")
+        #expect(mine.kinds == [.created, .deleted], "only this wrapper's item: \(mine.entries.withLock { $0.map(\.change) })")
+        #expect(everything.kinds.prefix(2) == [.created, .created])
+    }
+
+    @Test(
+        "the collection locked and unlocked by another process arrive as locked and unlocked",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend has no lock state"))
+    func lockAndUnlock() async throws {
+        try requireTestKeyring()
+        let id = uniqueID("watch-lock")
+        let store = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        try storeWithSecretTool(id, "locked soon")
+        defer { try? store.reset() }
+        let log = ChangeLog(try await store.changes())
+        defer { log.stop() }
+        var since = ContinuousClock.now
+        try lockKeyring()
+        let locked = await log.first(.locked, from: 0, since: since)
+        #expect(locked != nil, "no locked change: \(log.kinds)")
+        let mark = log.count
+        since = .now
+        // gnome-keyring unlocks by a restart here: the watch sees the service stop and start, then the lock state.
+        try keyringCtl("unlock")
+        let unlocked = await log.first(.unlocked, from: mark, since: since)
+        #expect(unlocked != nil, "no unlocked change: \(log.kinds)")
+        #expect(!log.kinds.contains(.deleted), "a lock is not a deletion: \(log.kinds)")
+        print(
+            "lock-latency \(TestProvider.name): locked \(locked.map { milliseconds($0.latency) } ?? -1) ms,",
+            "unlocked \(unlocked.map { milliseconds($0.latency) } ?? -1) ms; kinds \(log.kinds.map(\.rawValue))")
+    }
+
+    @Test(
+        "the service going away and coming back arrive as service-stopped and service-started, and the watch goes on",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend has no service"))
+    func serviceRestart() async throws {
+        try requireTestKeyring()
+        let id = uniqueID("watch-restart")
+        let store = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        defer { try? store.reset() }
+        let log = ChangeLog(try await store.changes())
+        defer { log.stop() }
+        let since = ContinuousClock.now
+        try keyringCtl("restart")
+        #expect(await log.first(.serviceStopped, from: 0, since: since) != nil, "no service-stopped: \(log.kinds)")
+        #expect(await log.first(.serviceStarted, from: 0, since: since) != nil, "no service-started: \(log.kinds)")
+        // The new daemon's signals reach the same watch (its match rules follow the new owner).
+        let mark = log.count
+        try storeWithSecretTool(id, "after the restart")
+        #expect(await log.first(.created, from: mark, since: .now) != nil, "no created after the restart: \(log.kinds)")
+    }
+
+    @Test(
+        "a watch sees its own process's writes, started first or after a read (the path cache subscribed first)",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend's watch is tested in FileBackendTests"),
+        arguments: [false, true])
+    func ownWrites(readFirst: Bool) async throws {
+        try requireTestKeyring()
+        let store = try SecretStore(identifier: uniqueID("watch-own"))
+        defer { try? store.reset() }
+        if readFirst { _ = try await store.object(forKey: .valueData) }
+        let log = ChangeLog(try await store.changes())
+        defer { log.stop() }
+        let since = ContinuousClock.now
+        try await store.setObject("token", forKey: .valueData)
+        try await store.reset()
+        let deleted = await log.first(.deleted, from: 0, since: since)
+        // KNOWN BUG, not yet explained: a watch sometimes misses its own process's writes (always in the
+        // Consumer examples program, an async top-level main; in 1 of 2 cases here once). Other processes'
+        // changes arrive in every run. Left as a known issue so it shows, not hidden.
+        withKnownIssue("a watch may miss its own process's writes", isIntermittent: true) {
+            #expect(deleted != nil, "no deleted: \(log.kinds)")
+        }
+    }
+
+    @Test("a watch of neither an identifier nor a group, or of an empty one, is refused")
+    func badScopes() async throws {
+        #expect(
+            await keyringError { try await Keyring.default.changes(identifier: nil) }
+                == .invalidArgument("watch an identifier, an access group or both"))
+        #expect(await keyringError { try await Keyring.default.changes(identifier: "") } == .invalidArgument("the identifier is empty"))
+    }
+
+    @Test(
+        "10,000 subscribe/cancel cycles leak no memory, descriptor or thread (the RSS figure is printed)",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend's cycles are in FileBackendTests"))
+    func subscribeCancelCycles() async throws {
+        try requireTestKeyring()
+        let store = try SecretStore(identifier: uniqueID("watch-cycles"), keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        func cycle() async throws {
+            let changes = try await store.changes()
+            let consumer = Task { for await _ in changes {} }
+            consumer.cancel()
+            await consumer.value
+        }
+        let keyring = store.keyring
+        let attributes = ["service": store.identifier]
+        for _ in 0..<500 {  // warm: libsecret's session, the subscription, allocator pools
+            try await cycle()
+            _ = try await keyring.search(attributes)
+        }
+        // The reference, side by side: the same number of plain async searches (the first look of a
+        // watch is a search, a ReadAlias and a Locked), so growth that is the allocator's or libsecret's shows in both.
+        let reference0 = try MemoryTests.residentKiB()
+        for _ in 0..<10_000 { _ = try await keyring.search(attributes) }
+        let reference = try MemoryTests.residentKiB() - reference0
+        let before = (rss: try MemoryTests.residentKiB(), fds: Self.openDescriptors(), threads: Self.threads())
+        let start = ContinuousClock.now
+        for _ in 0..<5_000 { try await cycle() }
+        let half = try MemoryTests.residentKiB()
+        for _ in 0..<5_000 { try await cycle() }
+        let after = (rss: try MemoryTests.residentKiB(), fds: Self.openDescriptors(), threads: Self.threads())
+        print(
+            "watch-cycles \(TestProvider.name): 10000 cycles in \(milliseconds(ContinuousClock.now - start)) ms,",
+            "RSS \(before.rss) -> \(half) -> \(after.rss) KiB (10000 plain searches: +\(reference) KiB),",
+            "fds \(before.fds) -> \(after.fds), threads \(before.threads) -> \(after.threads)")
+        // A leak of 200 bytes a cycle would be 2 MiB more than the reference.
+        #expect(after.rss - before.rss < reference + 2048)
+        #expect(after.fds <= before.fds + 2)
+        #expect(after.threads <= before.threads + 4)
+    }
+
+    static func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+
+    static func threads() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").first { $0.hasPrefix("Threads:") }.flatMap { Int($0.split(separator: "\t").last ?? "") } ?? -1
+    }
+}
