@@ -672,6 +672,11 @@ static inline GVariant *kr_variant_two_strings_tuple(const char *first, const ch
     return g_variant_new("(ss)", first, second);
 }
 
+/// `(ssv)` tuple for Properties.Set of a string property (interface, property, value).
+static inline GVariant *kr_variant_set_string_tuple(const char *interface, const char *property, const char *value) {
+    return g_variant_new("(ssv)", interface, property, g_variant_new_string(value));
+}
+
 /// The object paths in a Properties.Get reply, `(v)` holding `ao`; NULL-terminated, free with
 /// g_strfreev. NULL when the reply has another shape.
 static inline gchar **kr_variant_object_paths(GVariant *reply) {

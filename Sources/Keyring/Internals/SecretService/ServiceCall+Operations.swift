@@ -266,18 +266,33 @@ extension ServiceCall {
             defer { g_hash_table_unref(table) }
             _ = try throwingGError { secret_item_set_attributes_sync(item, nil, table, cancellable, $0) }
         }
-        if let label {
-            _ = try throwingGError { secret_item_set_label_sync(item, label, cancellable, $0) }
-        }
         if let (bytes, contentType) = secret {
             let value = makeValue(bytes, contentType: contentType)
             defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
             _ = try throwingGError { secret_item_set_secret_sync(item, value, cancellable, $0) }
         }
+        // After the secret: the label's ItemChanged then tells watchers of a secret already
+        // changed (gnome-keyring and KWallet send nothing for the secret itself).
+        if let label {
+            _ = try throwingGError { secret_item_set_label_sync(item, label, cancellable, $0) }
+        }
         // KWallet ignores writes to a locked wallet without an error: a lock that came after the
         // check above may have dropped them.
         if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
         flushIfKWallet()
+    }
+
+    /// Sets the item's label to `label`, the one it has, after a secret-only update: gnome-keyring
+    /// and KWallet emit no signal for `Item.SetSecret`, but `ItemChanged` for a label set, so
+    /// other processes watching the item (`SecretStore.changes()`) learn of the new secret.
+    /// KeePassXC items (`Uuid` and `Path` attributes) are skipped: KeePassXC signals SetSecret.
+    func announceSecretChange(at path: String, label: String, attributes: [String: String]) throws(KeyringError) {
+        if attributes["Uuid"] != nil && attributes["Path"] != nil { return }
+        let done: ()? = try callService(
+            path, interface: "org.freedesktop.DBus.Properties", method: "Set",
+            kr_variant_set_string_tuple("org.freedesktop.Secret.Item", "Label", label), reply: "()"
+        ) { _ in () }
+        if done == nil { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
     }
 
     /// A secret-only update: one SetSecret call with the value encoded for this session, where a
