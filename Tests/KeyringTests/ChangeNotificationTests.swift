@@ -205,12 +205,11 @@ struct ChangeNotificationTests {
         try await store.setObject("token", forKey: .valueData)
         try await store.reset()
         let deleted = await log.first(.deleted, from: 0, since: since)
-        // KNOWN BUG, not yet explained: a watch sometimes misses its own process's writes (always in the
-        // Consumer examples program, an async top-level main; in 1 of 2 cases here once). Other processes'
-        // changes arrive in every run. Left as a known issue so it shows, not hidden.
-        withKnownIssue("a watch may miss its own process's writes", isIntermittent: true) {
-            #expect(deleted != nil, "no deleted: \(log.kinds)")
-        }
+        // The watch reads a created item after the writer's next call (one in-process gate), so a
+        // reset right after the write may have removed it already: this process's own creations
+        // are known to the watch (ServiceSignals.createdHere), so the pair is still reported.
+        #expect(deleted != nil, "no deleted: \(log.kinds)")
+        #expect(log.kinds.filter { $0 == .created }.count == 1, "one created: \(log.kinds)")
     }
 
     @Test("a watch of neither an identifier nor a group, or of an empty one, is refused")

@@ -72,6 +72,29 @@ enum ServiceSignals {
     /// The signal count now.
     static var signalCount: UInt64 { count.load(ordering: .acquiring) }
 
+    /// The last items this process created, by path, under the owner that holds them. A watch
+    /// reads a created item only after the signal, through the same in-process gate as the
+    /// writer, so this process's own create and delete in a row could leave it nothing to read.
+    private static let madeHere = Mutex((owner: "", items: [String: KeyringItem](), order: [String]()))
+    private static let madeHereLimit = 64
+
+    /// Notes an item this process just created (nothing while no watch knows the owner).
+    static func noteCreated(_ item: KeyringItem) {
+        let current = owner.withLock { $0.name }
+        guard !current.isEmpty else { return }
+        madeHere.withLock { made in
+            if made.owner != current { made = (current, [:], []) }
+            if made.items.updateValue(item, forKey: item.objectPath) == nil { made.order.append(item.objectPath) }
+            if made.order.count > madeHereLimit { made.items[made.order.removeFirst()] = nil }
+        }
+    }
+
+    /// The item this process created at `path` under the current owner, if it is among the last ones.
+    static func createdHere(_ path: String) -> KeyringItem? {
+        let current = owner.withLock { $0.name }
+        return madeHere.withLock { $0.owner == current ? $0.items[path] : nil }
+    }
+
     /// Hands every later signal to `listener`, until `removeListener` with the returned key.
     static func addListener(_ listener: @escaping @Sendable (Signal) -> Void) -> UInt64 {
         listeners.withLock { listeners in

@@ -170,7 +170,11 @@ extension ServiceCall {
     ) throws(KeyringError) -> String {
         try refuseValueTheProviderRejects(secret)
         try checkSession(reading: nil)
-        return try insertItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+        let path = try insertItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+        let now = Date()
+        ServiceSignals.noteCreated(
+            KeyringItem(objectPath: path, attributes: attributes, label: label, isLocked: false, created: now, modified: now))
+        return path
     }
 
     /// `createItem` without the session check, for the check item itself.

@@ -40,6 +40,13 @@ final class ServiceChangeWatch: @unchecked Sendable {
     /// Watched collections and whether each is locked.
     private var collections: [String: Bool] = [:]
     private var running = true
+    /// Paths whose deletion was reported, so that a late signal for one reports nothing more.
+    private var reportedGone: Set<String> = []
+
+    private func noteGone(_ path: String) {
+        if reportedGone.count >= 256 { reportedGone.removeAll() }
+        reportedGone.insert(path)
+    }
 
     private init(_ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation) {
         self.scope = scope
@@ -173,7 +180,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
     }
 
     private func itemSeen(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
-        guard let item = try call.properties(at: path, isLocked: false) else { return itemGone(path) }
+        guard let item = try call.properties(at: path, isLocked: false) else { return vanished(path) }
         let before = items[path]
         // A locked item may show no attributes (gnome-keyring, loaded from disk): it stays what it was.
         if item.isLocked && item.attributes.isEmpty {
@@ -188,6 +195,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
             return
         }
         items[path] = item
+        reportedGone.remove(path)
         let digestBefore = digests[path]
         // An unreadable secret (locked) keeps the digest seen before, so an unlock compares with it.
         let digestNow = try digest(of: item, call)
@@ -225,12 +233,28 @@ final class ServiceChangeWatch: @unchecked Sendable {
             items[path] = Self.item(before, locked: true)
             return
         }
+        // That ItemDeleted may be read only after the unlock that followed the lock: an item that is
+        // still there was hidden, not deleted.
+        if try call.properties(at: path, isLocked: false) != nil { return }
+        itemGone(path)
+    }
+
+    /// An item gone before its signal could be read. One this process created (and so knows)
+    /// came and went: both are reported. Another process's is not known, and is not reported.
+    private func vanished(_ path: String) {
+        if items[path] == nil, !reportedGone.contains(path), let made = ServiceSignals.createdHere(path), scope.matches(made) {
+            // Once: a provider may send several signals for that path (KeePassXC's ItemChanged).
+            noteGone(path)
+            emit(KeyringChange(.created, item: made))
+            return emit(KeyringChange(.deleted, item: made))
+        }
         itemGone(path)
     }
 
     private func itemGone(_ path: String) {
         digests[path] = nil
         guard let before = items.removeValue(forKey: path) else { return }
+        noteGone(path)
         emit(KeyringChange(.deleted, item: before))
     }
 
