@@ -153,6 +153,31 @@ do {
 }
 try resolver.reset()
 
+// MARK: Keyring: Watching for changes
+
+do {
+    // A hang would stall scripts/test: no deleted change within 30 s fails instead.
+    let watchdog = Task {
+        do { try await Task.sleep(for: .seconds(30)) } catch { return }
+        fail("WatchingForChanges: the watch saw no deleted change within 30 s")
+    }
+    // docs-snippet begin: Sources/Keyring/Documentation.docc/WatchingForChanges.md #1
+    let store = try SecretStore(identifier: "com.example.watched")
+    let changes = try await store.changes()        // from now on, changes made by any process
+    let watcher = Task {
+        for await change in changes {
+            if change.kind == .deleted { return "signed out" }   // the token is gone
+        }
+        return "cancelled"
+    }
+    try await store.setObject("token", forKey: .valueData)   // arrives as .created
+    try await store.reset()                                   // arrives as .deleted
+    print(await watcher.value)                                // "signed out"
+    // docs-snippet end
+    watchdog.cancel()
+    print("examples: OK: WatchingForChanges")
+}
+
 // MARK: TestingYourApp: the in-memory keyring (needs no real keyring)
 
 // docs-snippet begin: Sources/Keyring/Documentation.docc/TestingYourApp.md #1
