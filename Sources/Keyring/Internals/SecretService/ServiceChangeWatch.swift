@@ -180,7 +180,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
     }
 
     private func itemSeen(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
-        guard let item = try call.properties(at: path, isLocked: false) else { return vanished(path) }
+        guard let item = try call.properties(at: path, isLocked: false) else { return try vanished(path, call) }
         let before = items[path]
         // A locked item may show no attributes (gnome-keyring, loaded from disk): it stays what it was.
         if item.isLocked && item.attributes.isEmpty {
@@ -233,15 +233,18 @@ final class ServiceChangeWatch: @unchecked Sendable {
             items[path] = Self.item(before, locked: true)
             return
         }
-        // That ItemDeleted may be read only after the unlock that followed the lock: an item that is
-        // still there was hidden, not deleted.
-        if try call.properties(at: path, isLocked: false) != nil { return }
         itemGone(path)
     }
 
     /// An item gone before its signal could be read. One this process created (and so knows)
     /// came and went: both are reported. Another process's is not known, and is not reported.
-    private func vanished(_ path: String) {
+    private func vanished(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
+        // KeePassXC takes a locked database's items off the bus: a known item gone while its
+        // collection is locked is hidden, not deleted (as for ItemDeleted).
+        if let before = items[path], try call.collectionLocked(at: Self.collection(of: path)) == true {
+            items[path] = Self.item(before, locked: true)
+            return
+        }
         if items[path] == nil, !reportedGone.contains(path), let made = ServiceSignals.createdHere(path), scope.matches(made) {
             // Once: a provider may send several signals for that path (KeePassXC's ItemChanged).
             noteGone(path)
