@@ -45,7 +45,7 @@ enum ItemWatch {
             return source
         }
         done.wait()
-        sources.forEach { $0.cancel() }
+        for source in sources { source.cancel() }
         return status.withLock { $0 }
     }
 

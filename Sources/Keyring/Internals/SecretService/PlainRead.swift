@@ -14,7 +14,8 @@ import Foundation
 /// libsecret's own first call sets up a service proxy (name-owner lookups, activation check,
 /// the service's properties) and a Diffie-Hellman session, most of a fresh process's first read.
 /// Encryption only hides the value from other processes of the same user on the same bus, which
-/// can read the unlocked collection anyway, and an identifier is no secret (see the DocC article "What the Secret Service protects").
+/// can read the unlocked collection anyway, and an identifier is no secret (see the DocC article
+/// "What the Secret Service protects").
 ///
 /// It serves only the plain case: matches found, none locked, every value non-empty. Anything else
 /// (no match, a locked or vanished item, a provider error, no service running yet) returns nil,
