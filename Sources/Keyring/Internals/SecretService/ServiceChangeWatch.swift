@@ -15,7 +15,7 @@ import Synchronization
 /// are dropped for one full look), and this watch's own serial queue does the calls. So nothing
 /// queues without bound, and a slow consumer holds at most `KeyringChanges.bufferLimit` changes.
 final class ServiceChangeWatch: @unchecked Sendable {
-    // Sound as Sendable: `pending` and `listener` are Mutexes; `items`, `collections` and `running`
+    // Sound as Sendable: `pending` and `listener` are Mutexes; `items`, `hidden`, `collections` and `running`
     // are touched only on `queue` (and by `start` inside `queue.sync`, before any drain can run).
     private struct Pending {
         var signals: [ServiceSignals.Signal] = []
@@ -42,6 +42,8 @@ final class ServiceChangeWatch: @unchecked Sendable {
     private var running = true
     /// Paths whose deletion was reported, so that a late signal for one reports nothing more.
     private var reportedGone: Set<String> = []
+    /// Known items missing from their locked collection (KeePassXC's, while it is locked).
+    private var hidden: Set<String> = []
 
     private func noteGone(_ path: String) {
         if reportedGone.count >= 256 { reportedGone.removeAll() }
@@ -181,7 +183,14 @@ final class ServiceChangeWatch: @unchecked Sendable {
 
     private func itemSeen(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
         guard let item = try call.properties(at: path, isLocked: false) else { return try vanished(path, call) }
+        try seen(item, call)
+    }
+
+    /// What the keyring shows of an item now, compared with what this watch saw of it.
+    private func seen(_ item: KeyringItem, _ call: borrowing ServiceCall) throws(KeyringError) {
+        let path = item.objectPath
         let before = items[path]
+        hidden.remove(path)
         // A locked item may show no attributes (gnome-keyring, loaded from disk): it stays what it was.
         if item.isLocked && item.attributes.isEmpty {
             if let before { items[path] = Self.item(before, locked: true) }
@@ -224,38 +233,44 @@ final class ServiceChangeWatch: @unchecked Sendable {
         return Digest.sha256Hex(Array(secret.bytes))
     }
 
-    /// KeePassXC hides a database's items when it locks, with ItemDeleted just before the lock's
-    /// signal: an item whose collection is locked now is hidden, not deleted (and its ItemCreated at the
-    /// unlock finds it unchanged).
     private func itemDeleted(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
-        guard let before = items[path] else { return }
-        if try call.collectionLocked(at: Self.collection(of: path)) == true {
-            items[path] = Self.item(before, locked: true)
-            return
-        }
-        itemGone(path)
+        try knownItemMissing(path, call)
     }
 
     /// An item gone before its signal could be read. One this process created (and so knows)
     /// came and went: both are reported. Another process's is not known, and is not reported.
     private func vanished(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
-        // KeePassXC takes a locked database's items off the bus: a known item gone while its
-        // collection is locked is hidden, not deleted (as for ItemDeleted).
-        if let before = items[path], try call.collectionLocked(at: Self.collection(of: path)) == true {
-            items[path] = Self.item(before, locked: true)
-            return
-        }
-        if items[path] == nil, !reportedGone.contains(path), let made = ServiceSignals.createdHere(path), scope.matches(made) {
+        if items[path] != nil { return try knownItemMissing(path, call) }
+        if !reportedGone.contains(path), let made = ServiceSignals.createdHere(path), scope.matches(made) {
             // Once: a provider may send several signals for that path (KeePassXC's ItemChanged).
             noteGone(path)
             emit(KeyringChange(.created, item: made))
             return emit(KeyringChange(.deleted, item: made))
+        }
+    }
+
+    /// A known item that a signal says is gone, or that cannot be read. KeePassXC takes every item of
+    /// a database off the bus when it locks, with ItemDeleted, and puts them back when it unlocks,
+    /// with no signal per item; a signal may be handled after either. So the keyring is asked now:
+    /// an item it still finds is seen as it is; one missing from a locked collection is hidden until
+    /// that collection unlocks; only one missing from an unlocked collection is deleted.
+    private func knownItemMissing(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
+        guard let before = items[path] else { return }
+        let found = try call.searchPaths(scope.attributes)
+        for (list, isLocked) in [(found.unlocked, false), (found.locked, true)] where list.contains(path) {
+            if let item = try call.properties(at: path, isLocked: isLocked) { return try seen(item, call) }
+        }
+        if try call.collectionLocked(at: Self.collection(of: path)) == true {
+            items[path] = Self.item(before, locked: true)
+            hidden.insert(path)
+            return
         }
         itemGone(path)
     }
 
     private func itemGone(_ path: String) {
         digests[path] = nil
+        hidden.remove(path)
         guard let before = items.removeValue(forKey: path) else { return }
         noteGone(path)
         emit(KeyringChange(.deleted, item: before))
@@ -265,7 +280,12 @@ final class ServiceChangeWatch: @unchecked Sendable {
         guard let before = collections[collection] else { return }
         guard let locked = try call.collectionLocked(at: collection) else { return try look(call, report: true) }
         collections[collection] = locked
-        if locked != before { emit(KeyringChange(locked ? .locked : .unlocked, collection: collection)) }
+        guard locked != before else { return }
+        emit(KeyringChange(locked ? .locked : .unlocked, collection: collection))
+        // Unlocked: each item hidden meanwhile is back, or was deleted while the collection was locked.
+        if !locked {
+            for path in hidden.sorted() where Self.collection(of: path) == collection { try knownItemMissing(path, call) }
+        }
     }
 
     private func watchCollection(of item: String, _ call: borrowing ServiceCall) throws(KeyringError) {
@@ -283,8 +303,15 @@ final class ServiceChangeWatch: @unchecked Sendable {
             now[item.objectPath] = item.isLocked && item.attributes.isEmpty ? seen ?? item : item
         }
         var locks: [String: Bool] = [:]
-        for collection in Set(now.keys.map(Self.collection(of:))).union([try defaultCollection(call)].compactMap { $0 }) {
+        let known = Set(now.keys.map(Self.collection(of:))).union(items.keys.map(Self.collection(of:)))
+        for collection in known.union([try defaultCollection(call)].compactMap { $0 }) {
             if let locked = try call.collectionLocked(at: collection) { locks[collection] = locked }
+        }
+        // As in `knownItemMissing`: a known item missing from a locked collection is hidden, not deleted.
+        var hiddenNow: Set<String> = []
+        for (path, before) in items where now[path] == nil && locks[Self.collection(of: path)] == true {
+            now[path] = Self.item(before, locked: true)
+            hiddenNow.insert(path)
         }
         var changes: [KeyringChange] = []
         if report {
@@ -304,6 +331,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
             }
         }
         items = now
+        hidden = hiddenNow
         digests = sums.merging(digests.filter { now[$0.key] != nil }) { new, _ in new }
         collections = locks
     }
