@@ -139,7 +139,15 @@ struct ChangeNotificationTests {
         // Changes arrive in order: once this wrapper's own deletion is reported, the others' would have been.
         try mustRun(secretTool, ["clear", "service", id, "username", ""])
         _ = try #require(await mine.first(.deleted, from: 0, since: since), "no deleted: \(mine.kinds)")
-        #expect(mine.kinds == [.created, .deleted], "only this wrapper's item: \(mine.entries.withLock { $0.map(\.change) })")
+        // The scope, on every provider: this wrapper's item only.
+        #expect(mine.kinds.filter { $0 != .changed } == [.created, .deleted], "only this wrapper's item: \(mine.kinds)")
+        // KNOWN ISSUE on KeePassXC (seen on 2.7.10), not yet explained: about 1 run in 8 adds a `changed` with the
+        // item's metadata unchanged between the two (an over-report, never a loss). Marked so that it shows.
+        withKnownIssue("KeePassXC: an extra changed of secret-tool's item", isIntermittent: true) {
+            #expect(mine.kinds == [.created, .deleted], "nothing else: \(mine.entries.withLock { $0.map(\.change) })")
+        } when: {
+            TestProvider.isKeePassXC
+        }
         #expect(everything.kinds.prefix(2) == [.created, .created])
     }
 
