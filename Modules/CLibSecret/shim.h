@@ -21,6 +21,14 @@ static inline void kr_string_table_insert(GHashTable *table, const char *key, co
 static inline GDBusProxy *kr_service_proxy(SecretService *service) { return G_DBUS_PROXY(service); }
 static inline GDBusProxy *kr_item_proxy(SecretItem *item) { return G_DBUS_PROXY(item); }
 
+/* GLib 2.90 marks GIO's flag enums G_GNUC_FLAG_ENUM, and Swift then imports them as option sets
+ * without the C constants' names; earlier GLibs give plain enums. These spell the flags Swift
+ * passes once, for every GLib (2.74 through 2.90). */
+static inline GDBusCallFlags kr_call_flags_none(void) { return G_DBUS_CALL_FLAGS_NONE; }
+static inline GDBusCallFlags kr_call_flags_no_auto_start(void) { return G_DBUS_CALL_FLAGS_NO_AUTO_START; }
+static inline GDBusSignalFlags kr_signal_flags_none(void) { return G_DBUS_SIGNAL_FLAGS_NONE; }
+static inline GLogLevelFlags kr_log_level_critical(void) { return G_LOG_LEVEL_CRITICAL; }
+
 static inline GQuark kr_io_error_quark(void) { return G_IO_ERROR; }
 static inline GQuark kr_dbus_error_quark(void) { return G_DBUS_ERROR; }
 static inline GQuark kr_secret_error_quark(void) { return SECRET_ERROR; }
@@ -690,6 +698,16 @@ static inline gchar **kr_variant_object_paths(GVariant *reply) {
 }
 
 /// The boolean in a Properties.Get reply, `(v)` holding `b`: 1 or 0, or -1 for another shape.
+/// The string in a `(v)` Properties.Get reply, newly allocated (g_free it); NULL for another shape.
+static inline gchar *_Nullable kr_variant_property_string(GVariant *_Nullable reply) {
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(v)"))) return NULL;
+    GVariant *value = NULL;
+    g_variant_get(reply, "(v)", &value);
+    gchar *result = g_variant_is_of_type(value, G_VARIANT_TYPE_STRING) ? g_variant_dup_string(value, NULL) : NULL;
+    g_variant_unref(value);
+    return result;
+}
+
 static inline int kr_variant_boolean(GVariant *reply) {
     if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(v)"))) return -1;
     GVariant *value = NULL;

@@ -15,7 +15,7 @@ import Foundation
 /// byte for byte, except that a leading BOM and surrounding whitespace are trimmed. A value that
 /// is empty, not UTF-8, has control characters or is over 256 bytes is rejected, and the next
 /// source is tried. A source that cannot answer is not absent: keyring sources are read from the
-/// resolver's own keyring, within its call's time, and a miss while any collection is locked
+/// resolver's own keyring, within its call's time, and a miss that a locked collection may hide
 /// (KeePassXC hides a locked database's items) fails the call as locked; a resolver without a
 /// keyring fails with `IdentityError.migrationSourceUnreadable` on them.
 public struct MigrationSource: Sendable, CustomStringConvertible {
@@ -98,8 +98,8 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
         case .keyringItem(let attributes):
             guard let keyring else { throw noKeyring }
             do throws(KeyringError) {
-                // A miss while any collection is locked is "locked": KeePassXC hides a locked
-                // database's items, so the legacy item may be there.
+                // A miss that a locked collection may hide is "locked": KeePassXC hides a locked
+                // database's items, so the legacy item may be there (gnome-keyring lists them).
                 let items = try keyring.searchProvingMiss(attributes) { $0.attributes["identity-scope"] == nil }
                 guard let readable = items.first else { return .absent }
                 bytes = try keyring.secret(of: readable)

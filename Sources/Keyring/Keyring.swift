@@ -65,12 +65,17 @@ public struct Keyring: Sendable {
     /// Every item whose attributes include `attributes`, locked ones too, oldest first.
     /// - Parameter attributes: the attributes to match; an empty dictionary matches every item.
     /// - Returns: the matching items' metadata, without secrets.
-    /// - Throws: `KeyringError` when the service cannot answer or an attribute is invalid.
+    /// - Throws: `KeyringError.locked(itemExists: false)` when nothing matches and a locked
+    ///   collection may hide matches (a locked KeePassXC database), never an empty result then;
+    ///   or another `KeyringError` when the service cannot answer or an attribute is invalid.
     public func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes)
         if usesFileBackend { return try fileSearch(attributes) }
         return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
-            try call.search(attributes)
+            let found = try call.search(attributes)
+            // Nothing found while a locked KeePassXC database may hide matches is not "no items".
+            if found.isEmpty, try call.missCouldBeHidden() { throw .locked(itemExists: false) }
+            return found
         }
     }
 
@@ -79,7 +84,8 @@ public struct Keyring: Sendable {
     /// - Returns: the secret bytes, or nil when no item matches.
     /// - Throws: `KeyringError.locked` when any matching item is locked (even when another match
     ///   could be read: a locked original never loses to a readable twin), or when nothing
-    ///   matches and the default collection is locked (a locked keyring is never reported as empty).
+    ///   matches and a locked collection may hide matches (KeePassXC; gnome-keyring and KWallet
+    ///   list locked matches, so there nothing found is nil).
     public func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try fileReadAll(attributes).first?.secret }
@@ -104,8 +110,8 @@ public struct Keyring: Sendable {
     /// For callers that must see twins: several items that answer the same query.
     /// - Parameter attributes: the attributes to match; at least one is required.
     /// - Returns: the items and their secret bytes; empty when nothing matches.
-    /// - Throws: `KeyringError.locked` when any match is locked, or when nothing matches and the
-    ///   default collection is locked; or another `KeyringError`.
+    /// - Throws: `KeyringError.locked` when any match is locked, or when nothing matches and a
+    ///   locked collection may hide matches (KeePassXC); or another `KeyringError`.
     public func readAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try fileReadAll(attributes) }
@@ -328,7 +334,7 @@ public struct Keyring: Sendable {
     /// - Parameter attributes: the attributes to match; at least one is required.
     /// - Returns: how many items were deleted.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or when nothing matches and
-    ///   a collection is locked (its items may be hidden); nothing is deleted then.
+    ///   a locked collection may hide matches (KeePassXC); nothing is deleted then.
     @discardableResult
     public func delete(_ attributes: [String: String]) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
@@ -356,7 +362,7 @@ public struct Keyring: Sendable {
             }
             if let secret = try call.secretOfExistingItem(at: item.objectPath) { return secret.bytes }
             // Gone, or hidden by a locked collection (KeePassXC hides a locked database's items).
-            if try call.anyCollectionLocked() { throw .locked(itemExists: false) }
+            if try call.itemCouldBeHidden(at: item.objectPath) { throw .locked(itemExists: false) }
             return nil
         }
     }
@@ -373,7 +379,7 @@ public struct Keyring: Sendable {
                 // Only an item that is really gone makes a failed delete a success; one a locked
                 // collection may hide (KeePassXC) is not known to be gone.
                 if try call.properties(at: item.objectPath, isLocked: false) != nil { throw error }
-                if try call.anyCollectionLocked() { throw .locked(itemExists: false) }
+                if try call.itemCouldBeHidden(at: item.objectPath) { throw .locked(itemExists: false) }
             }
         }
     }
@@ -400,6 +406,7 @@ public struct Keyring: Sendable {
                 status.defaultCollectionLabel = collection?.label
                 status.hasDefaultCollection = collection != nil
                 status.isLocked = collection?.locked ?? false
+                status.collections = try call.collectionStatuses()
             }
             if !status.hasDefaultCollection {
                 status.problem = .noDefaultCollection

@@ -143,6 +143,27 @@ package struct ItemOrder: Sendable, Equatable {
 
 /// What `Keyring.status()` found: whether the Secret Service answers, who provides it, and
 /// the state of the default collection.
+/// One collection (keyring, database or wallet) of the Secret Service, as `Keyring.status()` lists it.
+public struct CollectionStatus: Sendable, Equatable {
+    /// Its label, e.g. "Login" or "Default keyring".
+    public var label: String
+    /// True when it is locked: its secrets cannot be read until it is unlocked.
+    public var isLocked: Bool
+    /// True when the default alias names it: new items land there.
+    public var isDefault: Bool
+
+    /// Creates a collection status, e.g. to test code that reports one.
+    /// - Parameters:
+    ///   - label: its label.
+    ///   - isLocked: whether it is locked.
+    ///   - isDefault: whether the default alias names it.
+    public init(label: String, isLocked: Bool, isDefault: Bool) {
+        self.label = label
+        self.isLocked = isLocked
+        self.isDefault = isDefault
+    }
+}
+
 public struct ServiceStatus: Sendable, Equatable {
     /// True when a Secret Service answered on the session bus.
     public var isReachable: Bool
@@ -156,6 +177,10 @@ public struct ServiceStatus: Sendable, Equatable {
     public var defaultCollectionLabel: String?
     /// Why the service or its default collection is not usable; nil when all is well.
     public var problem: KeyringError?
+    /// Every collection of the service, the default first: a lived-in keyring has several (login,
+    /// the in-memory session, an old one left locked). Empty when the service was not reached, and
+    /// on the file backend and the memory keyring, which have one collection only.
+    public var collections: [CollectionStatus] = []
 
     /// Creates a status value, e.g. to test code that reports one.
     /// - Parameters:

@@ -67,8 +67,8 @@ extension SecretStore {
     /// identifier in it), or of both, oldest first (`KeyringItem.isOlder`). Secrets are never read.
     ///
     /// Locked items that the provider lists (gnome-keyring, KWallet) are listed, marked `isLocked`.
-    /// A locked keyring is never "no items": when nothing matches and a collection is locked
-    /// (KeePassXC hides a locked database's items), or a locked match's attributes cannot be read
+    /// A locked keyring is never "no items" by mistake: when nothing matches and a locked
+    /// collection may hide matches (KeePassXC hides a locked database's items), or a locked match's attributes cannot be read
     /// (gnome-keyring before the first unlock), this throws `.locked`, after asking the user to
     /// unlock it as `keyring.unlock` says. With several KeePassXC databases of which one is locked,
     /// the list holds the open ones' items only: KeePassXC hides the locked one's.

@@ -134,8 +134,8 @@ public struct SecretStore: Sendable {
     /// Other clients' items that share the identifier but differ in another attribute, such as
     /// `secret-tool`'s `service S username bob` beside this wrapper's `username alice`, are left
     /// alone; a later read may then return one of those.
-    /// - Throws: `KeyringError.locked` when a matching item is locked, or when none matches and a
-    ///   collection is locked (its items may be hidden); `.ambiguousItem` for a wrapper without an
+    /// - Throws: `KeyringError.locked` when a matching item is locked, or when none matches and a locked
+    ///   collection may hide matches (KeePassXC); `.ambiguousItem` for a wrapper without an
     ///   account when several accounts' items match. Nothing is removed then. Or another `KeyringError`.
     public func reset() throws(KeyringError) {
         if keyring.usesFileBackend { return try fileReset() }

@@ -308,6 +308,7 @@ package final class MemoryItems: LocalItems {
 
     package var isLocked: Bool { locked }
     package var unlockOutcome: UnlockOutcome { outcome }
+    package var hidesLockedItems: Bool { keyring.hidesLockedItems }
 
     package func listed() throws(KeyringError) -> [LocalItem] {
         try checked(items)
@@ -319,7 +320,10 @@ package final class MemoryItems: LocalItems {
 
     private func checked(_ found: [MemoryKeyring.Stored]) throws(KeyringError) -> [LocalItem] {
         let visible = locked && keyring.hidesLockedItems ? [] : found
-        if locked && !mayList { throw .locked(itemExists: !visible.isEmpty, unlock: outcome) }
+        // Where locked items are listed, no match at all proves absence, as on gnome-keyring.
+        if locked && !mayList && !(found.isEmpty && !keyring.hidesLockedItems) {
+            throw .locked(itemExists: !visible.isEmpty, unlock: outcome)
+        }
         return visible.map { LocalItem(item: MemoryKeyring.item($0.item, locked: locked), secret: locked ? Data() : $0.secret) }
     }
 

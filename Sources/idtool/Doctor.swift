@@ -42,6 +42,8 @@ struct KeyringProbe: Equatable, Sendable {
     var kwalletPresent = false
     /// The Secret Service opens a "plain" session: asked only when connecting failed otherwise.
     var plainSessionWorks = false
+    /// Every collection, the default first (empty when the service was not reached).
+    var collections: [CollectionStatus] = []
 }
 
 extension KeyringProbe {
@@ -49,6 +51,7 @@ extension KeyringProbe {
         self.init(
             isReachable: status.isReachable, provider: status.provider, hasDefaultCollection: status.hasDefaultCollection,
             isLocked: status.isLocked, defaultCollectionLabel: status.defaultCollectionLabel, problem: status.problem)
+        collections = status.collections
         switch status.problem {
         case .noSecretService?:
             kwalletPresent = BusProbe.isAvailable("org.kde.kwalletd5") || BusProbe.isAvailable("org.kde.kwalletd6")
@@ -67,6 +70,7 @@ enum Doctor {
     static let unlocked = "default collection unlocked"
     static let backend = "keyring backend"
     static let keyringFile = "keyring file"
+    static let collections = "collections"
 
     static func run(json: Bool, timeout: Duration, environment: [String: String]) -> Int32 {
         let keyring = Keyring(timeout: timeout)
@@ -77,7 +81,7 @@ enum Doctor {
         let keyringChecks =
             backend == .file
             ? fileChecks(status, path: KeyringBackend.keyringFilePath)
-            : keyringChecks(status, environment: environment) + provider
+            : keyringChecks(status, environment: environment) + collectionsCheck(status) + provider
         let checks = [backendCheck(keyring.backend)] + keyringChecks + IdentityCommands.doctorChecks()
         let code = exitStatus(checks)
         Output.print(json ? self.json(checks) + "\n" : text(checks))
@@ -182,6 +186,18 @@ enum Doctor {
             checks.append(.fail(unlocked, "cannot tell: \(problem)", hint: unlockHint, status: ExitCode(problem).clampedForDoctor))
         }
         return checks
+    }
+
+    /// Every collection with its lock state, the default marked: informational, never a failure
+    /// (an old keyring left locked blocks nothing but its own items). None when the service was not reached.
+    static func collectionsCheck(_ status: KeyringProbe) -> [DoctorCheck] {
+        guard !status.collections.isEmpty else { return [] }
+        let listed = status.collections.map { collection in
+            // gnome-keyring's in-memory session collection has an empty label.
+            let name = collection.label.isEmpty ? "(no label)" : JSON.quote(collection.label)
+            return "\(name) (\(collection.isDefault ? "default, " : "")\(collection.isLocked ? "locked" : "unlocked"))"
+        }
+        return [.pass(collections, "\(status.collections.count): " + listed.joined(separator: ", "))]
     }
 
     /// Which backend the keyring calls use, and why: libsecret's own choice, made the same way.

@@ -1,6 +1,7 @@
 // Issue 20, item 8: the `.keyringItem` migration source proves a miss as every read does: a miss
-// while a collection is locked is "locked" (KeePassXC hides a locked database's items), so no new
-// identifier is made instead of migrating. (Reading only the resolver's keyring: EdgeMigrationTests.)
+// that a locked collection may hide is "locked" (KeePassXC hides a locked database's items), so no
+// new identifier is made instead of migrating. gnome-keyring and KWallet list a locked
+// collection's matches, so there no match at all is a proven absence (issue 29). (Reading only the resolver's keyring: EdgeMigrationTests.)
 // Runs against the real provider under scripts/with-keyring, with-kwallet or with-keepassxc.
 import Foundation
 import Keyring
@@ -46,17 +47,30 @@ struct MigrationLockedTests {
         defer { if locked { try? keyringCtl("restart") } }  // unlocked again for the suites after this one
 
         // KeePassXC hides the locked database's item; gnome-keyring and KWallet list it as locked.
-        // With no legacy item at all, the miss cannot be proven either.
-        guard case .locked = lockedRead(.keyringItem(legacy)) else {
-            Issue.record("a miss while the keyring is locked must be locked")
-            return
+        // With no legacy item at all, the miss is proven only where locked matches are listed.
+        if legacyStored || !TestProvider.listsLockedItems {
+            guard case .locked = lockedRead(.keyringItem(legacy)) else {
+                Issue.record("a locked legacy item, or a miss a locked database may hide, must be locked")
+                return
+            }
+        } else {
+            let reading = try MigrationSource.keyringItem(legacy).read(keyring: Keyring(timeout: .seconds(5), unlock: .never))
+            guard case .absent = reading else {
+                Issue.record("no match at all where locked matches are listed is absent, got \(reading)")
+                return
+            }
         }
-        // The resolver makes nothing: no identifier, no backup, no keyring item.
+        // The resolver makes nothing: no identifier, no backup, no keyring item. Where the misses
+        // are proven (nothing to migrate, nothing stored), migrate says so; else it is locked.
         let resolver = try fixture.resolver(migrations: [.keyringItem(legacy)], keyring: Keyring(timeout: .seconds(5), unlock: .never))
-        let error = identityError { try resolver.migrate() }
-        guard case .keyring(.locked) = error else {
-            Issue.record("migrate must fail as locked, got \(String(describing: error))")
-            return
+        if !legacyStored && TestProvider.listsLockedItems {
+            #expect(try resolver.migrate().resolution == nil, "nothing to migrate, and migrate never generates")
+        } else {
+            let error = identityError { try resolver.migrate() }
+            guard case .keyring(.locked) = error else {
+                Issue.record("migrate must fail as locked, got \(String(describing: error))")
+                return
+            }
         }
         #expect(!FileManager.default.fileExists(atPath: fixture.backupPath), "no backup may hold a new identifier")
         try keyringCtl("restart")

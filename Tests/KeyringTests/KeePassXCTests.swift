@@ -21,8 +21,8 @@ struct KeePassXCTests {
         try store.setObject("kept", forKey: .valueData)
         try keyringCtl(["lock"])
         defer { _ = try? keyringCtl(["unlock"]) }
-        // Searches return nothing while the database is locked.
-        #expect(try never.search(attributes).isEmpty)
+        // Searches find nothing while the database is locked: that is `.locked`, never "no items".
+        #expect(keyringError { try never.search(attributes) } == .locked(itemExists: false))
         #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: false))
         #expect(keyringError { try never.lookup(attributes) } == .locked(itemExists: false))
         #expect(keyringError { try never.delete(attributes) } == .locked(itemExists: false))
@@ -47,11 +47,41 @@ struct KeePassXCTests {
         try keyringCtl(["lock", "keyring"])
         let status = Keyring.default.status()
         #expect(status.hasDefaultCollection && !status.isLocked, "the default alias follows the open second database")
-        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: false))
-        #expect(keyringError { try store.reset() } == .locked(itemExists: false))
-        #expect(keyringError { try Keyring.default.delete(["service": id]) } == .locked(itemExists: false))
-        #expect(keyringError { try Keyring.default.readAll(["service": id]) } == .locked(itemExists: false))
+        #expect(status.collections.filter(\.isLocked).count == 1 && status.collections.count == 2, "\(status.collections)")
+        let never = Keyring(unlock: .never)
+        let neverStore = try SecretStore(identifier: id, keyring: never)
+        #expect(keyringError { try neverStore.object(forKey: .valueData) } == .locked(itemExists: false))
+        #expect(keyringError { try neverStore.reset() } == .locked(itemExists: false))
+        #expect(keyringError { try never.delete(["service": id]) } == .locked(itemExists: false))
+        #expect(keyringError { try never.readAll(["service": id]) } == .locked(itemExists: false))
+        #expect(keyringError { try never.search(["service": id]) } == .locked(itemExists: false))
+        // Allowed to ask, the unlock is asked of the locked first database, not of the open default
+        // (which answered at once and changed nothing before): its window, unanswered here.
+        let asking = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(3)))
+        #expect(keyringError { try asking.object(forKey: .valueData) } == .locked(itemExists: false, unlock: .unanswered))
         try keyringCtl(["unlock", "keyring"])
+        #expect(try store.object(forKey: .valueData) == "in the first")
+        try store.reset()
+    }
+
+    @Test("two databases, the item's one locked: a write creates nothing in the active one, and no value is lost")
+    func writeWhileTheItemsDatabaseIsLocked() throws {
+        try requireTestKeyring()
+        let id = uniqueID("kpx-two-write")
+        let store = try SecretStore(identifier: id)
+        try store.setObject("in the first", forKey: .valueData)
+        try keyringCtl(["second-db"])
+        defer { _ = try? keyringCtl(["restart"]) }
+        try keyringCtl(["lock", "keyring"])
+        // Before: exit 0 and a second item in the active database, which lost to the old one after the unlock.
+        let never = try SecretStore(identifier: id, keyring: Keyring(unlock: .never))
+        #expect(keyringError { try never.setObject("new", forKey: .valueData) } == .locked(itemExists: false))
+        #expect(keyringError { try Keyring(unlock: .never).store(Data("new".utf8), attributes: ["service": id], label: id) } == .locked(itemExists: false))
+        #expect(
+            keyringError { try Keyring(unlock: .never).insertIfAbsent(Data("new".utf8), attributes: ["service": id], label: id) }
+                == .locked(itemExists: false))
+        try keyringCtl(["unlock", "keyring"])
+        #expect(try items(service: id).count == 1, "nothing was created in the second database")
         #expect(try store.object(forKey: .valueData) == "in the first")
         try store.reset()
     }

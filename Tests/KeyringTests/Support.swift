@@ -89,7 +89,7 @@ let criticalCount = Atomic<Int>(0)
 
 private let installOnce: Void = {
     _ = g_log_set_default_handler({ domain, level, message, _ in
-        if level.rawValue & G_LOG_LEVEL_CRITICAL.rawValue != 0 {
+        if level.rawValue & kr_log_level_critical().rawValue != 0 {
             criticalCount.add(1, ordering: .sequentiallyConsistent)
         }
         g_log_default_handler(domain, level, message, nil)

@@ -89,7 +89,10 @@ main (int argc, char **argv)
 			line[strcspn (line, "\n")] = '\0';
 			if (g_str_has_prefix (line, "ok ")) {
 				gcr_mock_prompter_set_delay_msec (0);
-				gcr_mock_prompter_expect_password_ok (line + 3, NULL);
+				/* Never tick gnome-keyring's "unlock this keyring automatically whenever I'm logged
+				 * in": it would store the password in login, and later unlocks of that keyring
+				 * (a lived-in one's "Work") would complete with no prompt at all. */
+				gcr_mock_prompter_expect_password_ok (line + 3, "choice-chosen", FALSE, NULL);
 			} else if (strcmp (line, "cancel") == 0) {
 				gcr_mock_prompter_set_delay_msec (0);
 				gcr_mock_prompter_expect_password_cancel ();

@@ -30,6 +30,13 @@ public enum TestProvider {
     /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
     /// from every search, so a locked item there reads as `.locked(itemExists: false)`.
     public static var listsLockedItems: Bool { !isKeePassXC }
+    /// True under `scripts/with-keyring --lived-in`: the keyring holds other clients' items, an old
+    /// keyring left locked and a third keyring the default alias names (scripts/providers/lived-in.py).
+    public static var isLivedIn: Bool { ProcessInfo.processInfo.environment["KEYRING_LIVED_IN"] == "1" }
+    /// The lived-in fixture's old keyring, left locked, and its password (scripts/providers/lived-in.py).
+    public static let livedInOldKeyring = (label: "Default keyring", password: "an-old-password-nobody-remembers")
+    /// The identifier and value of the one `SecretStore` item in that old keyring.
+    public static let livedInOldItem = (identifier: "io.keyringidentity.lived-in.old", value: "from-the-old-keyring")
     /// True when libsecret's file backend holds the items (scripts/test's last configuration runs
     /// suites with SECRET_BACKEND=file): no daemon, no bus objects, nothing to lock or restart.
     /// Tests that need the Secret Service (secretstorage, locking, object paths) say so with it.

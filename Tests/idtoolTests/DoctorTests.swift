@@ -25,6 +25,21 @@ struct DoctorTests {
         #expect(Doctor.text(checks).split(separator: "\n").allSatisfy { $0.hasPrefix("ok ") })
     }
 
+    @Test("collections: each keyring with its lock state, the default first; a locked second one fails nothing")
+    func listsCollections() {
+        var probe = status()
+        #expect(Doctor.collectionsCheck(probe).isEmpty, "nothing listed when the status has no collections")
+        probe.collections = [
+            CollectionStatus(label: "Work", isLocked: false, isDefault: true), CollectionStatus(label: "", isLocked: false, isDefault: false),
+            CollectionStatus(label: "Default keyring", isLocked: true, isDefault: false),
+        ]
+        let checks = Doctor.collectionsCheck(probe)
+        #expect(checks.map(\.name) == ["collections"])
+        #expect(checks.allSatisfy { $0.ok })
+        #expect(checks.first?.detail == #"3: "Work" (default, unlocked), (no label) (unlocked), "Default keyring" (locked)"#)
+        #expect(Doctor.exitStatus(Doctor.keyringChecks(probe, environment: busEnv) + checks) == .ok)
+    }
+
     @Test("no session bus fails every check and exits 69")
     func noBus() {
         let checks = Doctor.keyringChecks(

@@ -332,15 +332,19 @@ struct IdentityCommandTests {
         }
     }
 
-    @Test("migrate maps a bad attribute source to 65 and a locked keyring to 75")
+    @Test("migrate maps a bad attribute source to 65 and a locked legacy item to 75")
     func migrateErrorCodes() throws {
         try Idtool.requireTestKeyring()
         let bad = try Idtool.run(["migrate", "--app", Self.newApp(), "--from", "keyring:xdg:foo=1"])
         #expect(bad.status == 65)
         bad.expectOneLineError()
+        // A legacy item in the locked collection: locked, whether the provider lists it or hides it.
+        let legacy = Idtool.uniqueIdentifier()
+        #expect(try Idtool.run(["item", "set", legacy], stdin: Data("legacy-value".utf8)).status == 0)
+        defer { _ = try? Idtool.run(["item", "reset", legacy]) }
         #expect(try Idtool.keyringCtl("lock").status == 0)
         defer { _ = try? Idtool.keyringCtl("restart") }
-        let locked = try Idtool.run(["migrate", "--app", Self.newApp(), "--from", "keyring:service=legacy", "--no-prompt"])
+        let locked = try Idtool.run(["migrate", "--app", Self.newApp(), "--from", "keyring:service=\(legacy)", "--no-prompt"])
         #expect(locked.status == 75)
         locked.expectOneLineError(containing: "locked")
     }

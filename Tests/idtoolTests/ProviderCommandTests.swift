@@ -71,6 +71,27 @@ struct ProviderCommandTests {
     }
 
     @Test(
+        "two databases, the item's one locked and the other active: item set exits 75 and creates nothing; no write is lost",
+        .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
+    func itemSetSecondDatabase() throws {
+        try Idtool.requireTestKeyring()
+        let id = Idtool.uniqueIdentifier()
+        defer { _ = try? Idtool.run(["item", "reset", id]) }
+        #expect(try Idtool.run(["item", "set", id], stdin: Data("first db".utf8)).status == 0)
+        try Self.ctl("second-db")
+        defer { _ = try? Self.ctl("restart") }
+        try Self.ctl("lock", "keyring")
+        // Before: exit 0, a second item in the active database, and after the unlock the old one won.
+        let set = try Idtool.run(["item", "set", id, "--no-prompt"], stdin: Data("new".utf8))
+        #expect(set.status == 75, "\(set.stderr)")
+        set.expectOneLineError(hiding: [id], containing: "locked")
+        try Self.ctl("unlock", "keyring")
+        #expect(try Idtool.run(["item", "get", id]).stdoutText == "first db")
+        let list = try Idtool.run(["item", "list", id, "--json"])
+        #expect(list.stdoutText.components(separatedBy: "\"locked\"").count - 1 == 1, "one item: \(list.stdoutText)")
+    }
+
+    @Test(
         "two databases, the identifier's one locked, the backup gone: get exits 75, never a new identifier",
         .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
     func getSecondDatabaseNoBackup() throws {

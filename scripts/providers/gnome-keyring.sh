@@ -5,6 +5,7 @@
 #   provider_start                 start the provider unlocked; return once it serves
 #   provider_lock / provider_unlock
 #   provider_has_test_prompter=yes when provider_start honours keyring-ctl's mock prompter
+#   provider_has_lived_in=yes      when provider_start fills a lived-in keyring (KEYRING_LIVED_IN=1)
 # keyring-ctl supplies stop/kill/restart/pid generically, through the owner of
 # org.freedesktop.secrets; a provider file may redefine stop() (it is sourced after it).
 provider_check() {
@@ -17,6 +18,13 @@ provider_session_args() { :; }
 # gnome-keyring sends its unlock prompts to the prompter named by GNOME_KEYRING_TEST_PROMPTER
 # instead of gcr-prompter (which needs a display).
 provider_has_test_prompter=yes
+provider_has_lived_in=yes
+
+# The password the mock prompter answers an unlock prompt with: the default keyring's (on the
+# lived-in keyring that is "Work", whose password is its own; see providers/lived-in.py).
+provider_prompt_password() {
+  if [ "${KEYRING_LIVED_IN:-0}" = 1 ]; then echo "${WITH_KEYRING_PASSWORD:?}-work"; else echo "${WITH_KEYRING_PASSWORD:?}"; fi
+}
 
 provider_start() {
   local prompter
@@ -27,6 +35,16 @@ provider_start() {
     env ${prompter:+GNOME_KEYRING_TEST_PROMPTER=$prompter} \
       gnome-keyring-daemon --daemonize --unlock --components=secrets >/dev/null
   wait_for yes
+  [ "${KEYRING_LIVED_IN:-0}" = 1 ] || return 0
+  # Filled once per session (login and the keyrings stay on disk; the in-memory session collection
+  # does not survive a restart, as on a desktop); after a restart --unlock opened login only, so
+  # the default ("Work", same password) is opened again, and the old keyring stays locked.
+  local marker="${WITH_KEYRING_ROOT:?}/lived-in-filled"
+  if [ -f "$marker" ]; then
+    /usr/bin/python3 "$here/providers/lived-in.py" unlock
+  else
+    /usr/bin/python3 "$here/providers/lived-in.py" populate && : >"$marker"
+  fi
 }
 
 provider_lock() {

@@ -16,7 +16,7 @@ enum BusCall {
     static func call<T>(
         _ connection: OpaquePointer, _ destination: String?, _ path: String, _ interface: String, _ method: String,
         _ parameters: OpaquePointer?, reply replyType: String, timeout milliseconds: Int32,
-        cancellable: UnsafeMutablePointer<GCancellable>?, flags: GDBusCallFlags = G_DBUS_CALL_FLAGS_NO_AUTO_START,
+        cancellable: UnsafeMutablePointer<GCancellable>?, flags: GDBusCallFlags = kr_call_flags_no_auto_start(),
         naming name: String? = nil, orOnError answer: (UnsafeMutablePointer<GError>) -> T? = { _ in nil },
         parse: (OpaquePointer) -> T?
     ) throws(KeyringError) -> T {
@@ -59,7 +59,7 @@ enum BusCall {
     ) {
         // With no callback GDBus marks the message NO_REPLY_EXPECTED.
         g_dbus_connection_call(
-            connection, destination, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, nil, nil, nil)
+            connection, destination, path, interface, method, parameters, nil, kr_call_flags_no_auto_start(), -1, nil, nil, nil)
         g_dbus_connection_flush(connection, nil, nil, nil)
     }
 

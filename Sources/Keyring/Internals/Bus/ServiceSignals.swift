@@ -153,7 +153,7 @@ enum ServiceSignals {
         let current = try? BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
             kr_variant_string_tuple("org.freedesktop.secrets"), reply: "(s)", timeout: call.remainingMilliseconds,
-            cancellable: call.cancellable, flags: G_DBUS_CALL_FLAGS_NONE
+            cancellable: call.cancellable, flags: kr_call_flags_none()
         ) { reply -> String? in
             guard let name = kr_variant_tuple_string(reply) else { return nil }
             defer { g_free(name) }

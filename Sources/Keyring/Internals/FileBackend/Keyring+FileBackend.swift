@@ -66,16 +66,19 @@ extension LocalKeyring {
     /// Every match, locked ones too (marked so); never prompts.
     func search(_ attributes: [String: String], timeout: Duration) throws(KeyringError) -> [KeyringItem] {
         try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
-            try items.listed(matching: attributes).map(\.item)
+            let found = try items.listed(matching: attributes).map(\.item)
+            // As `Keyring.search` on the Secret Service: nothing found where locked items hide is not "no items".
+            if found.isEmpty && items.missCouldBeHidden { throw .locked(itemExists: false) }
+            return found
         }
     }
 
     /// `SecretStore.items`: every match, locked ones marked so, as gnome-keyring lists them. A miss
-    /// while the collection is locked (a keyring that hides locked items) asks to unlock, as
+    /// that a locked collection may hide (a keyring that hides locked items) asks to unlock, as
     /// `policy` allows, and lists again: never "no items" for a locked keyring.
     func list(_ attributes: [String: String], timeout: Duration, unlock policy: UnlockPolicy) throws(KeyringError) -> [KeyringItem] {
         let (found, locked) = try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
-            (try items.listed(matching: attributes).map(\.item), items.isLocked)
+            (try items.listed(matching: attributes).map(\.item), items.missCouldBeHidden)
         }
         if !found.isEmpty || !locked { return found }
         return try run(timeout: timeout, exclusive: false, prompt: policy) { items throws(KeyringError) in
@@ -84,13 +87,13 @@ extension LocalKeyring {
         }
     }
 
-    /// The kept matches; a locked one, or none kept while the collection is locked, is `.locked`. Never prompts.
+    /// The kept matches; a locked one, or none kept while a locked collection may hide them, is `.locked`. Never prompts.
     func searchProvingMiss(
         _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool, timeout: Duration
     ) throws(KeyringError) -> [KeyringItem] {
         try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
             let kept = try items.listed(matching: attributes).map(\.item).filter(keep)
-            if kept.contains(where: \.isLocked) || (kept.isEmpty && items.isLocked) { throw .locked(itemExists: !kept.isEmpty) }
+            if kept.contains(where: \.isLocked) || (kept.isEmpty && items.missCouldBeHidden) { throw .locked(itemExists: !kept.isEmpty) }
             return kept
         }
     }

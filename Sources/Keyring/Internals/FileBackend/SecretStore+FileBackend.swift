@@ -93,11 +93,11 @@ extension LocalKeyring {
 }
 
 extension LocalItems {
-    /// The items `store` owns, "the" item first; a locked one, or a miss while locked, is `.locked`.
+    /// The items `store` owns, "the" item first; a locked one, or a miss a locked collection may hide, is `.locked`.
     func owned(by store: SecretStore) throws(KeyringError) -> [LocalItem] {
         let found = try listed(matching: store.searchAttributes).filter { store.owns($0.item) }
         if found.contains(where: \.item.isLocked) { throw .locked(itemExists: true) }
-        if found.isEmpty && isLocked { throw .locked(itemExists: false) }
+        if found.isEmpty && missCouldBeHidden { throw .locked(itemExists: false) }
         return found.sorted { ItemOrder.standard.precedes($0.item, $1.item) }
     }
 }

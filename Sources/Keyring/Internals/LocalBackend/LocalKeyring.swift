@@ -55,6 +55,9 @@ package protocol LocalItems {
     var isLocked: Bool { get }
     /// How this operation's unlock prompt ended, when the collection was locked at its start.
     var unlockOutcome: UnlockOutcome { get }
+    /// True when a locked collection's items are hidden from searches (as KeePassXC hides them):
+    /// a miss then does not prove absence. False when they are listed, marked locked.
+    var hidesLockedItems: Bool { get }
     /// Every item, oldest first. A locked collection that may not be listed throws `.locked`.
     func listed() throws(KeyringError) -> [LocalItem]
     /// The items whose attributes include `attributes`, oldest first.
@@ -84,13 +87,17 @@ extension LocalKeyring {
 }
 
 extension LocalItems {
-    /// The matches, none locked: any locked match, or a miss in a locked collection, is `.locked`.
+    /// The matches, none locked: any locked match, or a miss in a locked collection that hides
+    /// its items, is `.locked`. A miss where locked items are listed is absent, as on gnome-keyring.
     func readable(_ attributes: [String: String]) throws(KeyringError) -> [LocalItem] {
         let found = try listed(matching: attributes)
         if found.contains(where: \.item.isLocked) { throw .locked(itemExists: true) }
-        if found.isEmpty && isLocked { throw .locked(itemExists: false) }
+        if found.isEmpty && missCouldBeHidden { throw .locked(itemExists: false) }
         return found
     }
+
+    /// True when a miss does not prove absence: the collection is locked and hides its items.
+    var missCouldBeHidden: Bool { isLocked && hidesLockedItems }
 }
 
 extension Keyring {
@@ -142,6 +149,7 @@ struct FileLocalKeyring: LocalKeyring {
 extension FileKeyring: LocalItems {
     var isLocked: Bool { false }
     var unlockOutcome: UnlockOutcome { .notAsked }
+    var hidesLockedItems: Bool { false }
 
     func listed() throws(KeyringError) -> [LocalItem] {
         try items().map { LocalItem(item: $0.keyringItem, secret: $0.secret) }

@@ -90,7 +90,7 @@ extension ServiceCall {
                 let code = try BusCall.call(
                     connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
                     kr_variant_name_flags_tuple(name, Self.doNotQueue), reply: "(u)", timeout: deadline.remainingMilliseconds,
-                    cancellable: pointer, flags: G_DBUS_CALL_FLAGS_NONE,
+                    cancellable: pointer, flags: kr_call_flags_none(),
                     orOnError: { error -> guint32?? in
                         // A bus policy answers AccessDenied; xdg-dbus-proxy (a Flatpak without --own)
                         // hides the name with ServiceUnknown, which the bus itself never sends.
@@ -165,7 +165,7 @@ final class OwnedBusName: @unchecked Sendable {
     private static func sendRelease(_ name: String, on connection: OpaquePointer) {
         _ = try? BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
-            kr_variant_string_tuple(name), reply: "(u)", timeout: 2000, cancellable: nil, flags: G_DBUS_CALL_FLAGS_NONE
+            kr_variant_string_tuple(name), reply: "(u)", timeout: 2000, cancellable: nil, flags: kr_call_flags_none()
         ) { _ in () }
     }
 }

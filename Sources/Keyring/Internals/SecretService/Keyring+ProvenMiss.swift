@@ -8,8 +8,8 @@ extension Keyring {
     ///   - attributes: the attributes to match; at least one is required.
     ///   - keep: which matches count (the others are ignored, as if they did not match).
     /// - Returns: the kept matches, none of them locked; empty only when none exists.
-    /// - Throws: `KeyringError.locked` when a kept match is locked, or when none is kept and any
-    ///   collection is locked (its items may be hidden); or another `KeyringError`.
+    /// - Throws: `KeyringError.locked` when a kept match is locked, or when none is kept and a locked
+    ///   collection may hide matches (KeePassXC); or another `KeyringError`.
     package func searchProvingMiss(
         _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool
     ) throws(KeyringError) -> [KeyringItem] {

@@ -2,24 +2,47 @@ internal import CLibSecret
 
 /// Lock states of every collection, read straight from the service.
 ///
-/// gnome-keyring lists a locked collection's items (as locked); KeePassXC hides a locked
-/// database's items from every search, and the default alias follows whichever database is
-/// active. So a miss proves an item absent only when no collection at all is locked.
+/// gnome-keyring and KWallet list a locked collection's items (as locked); KeePassXC hides a
+/// locked database's items from every search, and the default alias follows whichever database
+/// is active. So on KeePassXC a miss proves an item absent only when no collection is locked
+/// (`Provider.listsLockedMatches`, `missCouldBeHidden`).
 extension ServiceCall {
-    /// True when any collection of the service is locked. A collection that vanished meanwhile
-    /// does not count; a `Collections` or `Locked` that fails or does not parse is a failure, never "unlocked".
-    func anyCollectionLocked() throws(KeyringError) -> Bool {
+    /// The paths of every collection of the service.
+    func collections() throws(KeyringError) -> [String] {
         // Never nil: the service object does not "vanish" (`BusCall.callIfPresent`).
-        let paths =
-            try property("Collections", of: BusCall.servicePath, interface: "org.freedesktop.Secret.Service") { value -> [String]? in
-                guard let paths = kr_variant_object_paths(value) else { return nil }
-                defer { g_strfreev(paths) }
-                return Self.strings(paths)
-            } ?? []
-        for path in paths {
-            if try collectionLocked(at: path) == true { return true }
+        try property("Collections", of: BusCall.servicePath, interface: "org.freedesktop.Secret.Service") { value -> [String]? in
+            guard let paths = kr_variant_object_paths(value) else { return nil }
+            defer { g_strfreev(paths) }
+            return Self.strings(paths)
+        } ?? []
+    }
+
+    /// The paths of the collections that are locked now. A collection that vanished meanwhile
+    /// does not count; a `Collections` or `Locked` that fails or does not parse is a failure, never "unlocked".
+    func lockedCollections() throws(KeyringError) -> [String] {
+        var locked: [String] = []
+        for path in try collections() where try collectionLocked(at: path) == true { locked.append(path) }
+        return locked
+    }
+
+    /// Every collection's label and lock state, the default first (`Keyring.status()`). One that
+    /// vanished meanwhile is left out.
+    func collectionStatuses() throws(KeyringError) -> [CollectionStatus] {
+        let defaultPath = try defaultCollectionPath()
+        var statuses: [CollectionStatus] = []
+        for path in try collections() {
+            guard let locked = try collectionLocked(at: path),
+                let label = try property("Label", of: path, interface: "org.freedesktop.Secret.Collection", {
+                    value -> String? in
+                    guard let text = kr_variant_property_string(value) else { return nil }
+                    defer { g_free(text) }
+                    return String(cString: text)
+                })
+            else { continue }
+            let status = CollectionStatus(label: label, isLocked: locked, isDefault: path == defaultPath)
+            if status.isDefault { statuses.insert(status, at: 0) } else { statuses.append(status) }
         }
-        return false
+        return statuses
     }
 
     /// The `Locked` property of the collection at `path`; nil when it does not exist.
@@ -50,12 +73,15 @@ extension ServiceCall {
         let total = remainingMilliseconds
         let reserve = min(2000, total / 5)
         do throws(KeyringError) {
-            return try BusCall.call(
+            let paths = try BusCall.call(
                 connection, String(cString: bus), "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "SearchItems",
                 kr_variant_attributes_tuple(table), reply: "(aoao)", timeout: max(1, total - reserve), cancellable: cancellable,
                 parse: Self.searchPaths(fromReply:))
+            // An unlock this call asks for then opens the collections that hold them (`unlockTargets`).
+            lockedMatches.paths = paths.locked
+            return paths
         } catch .timedOut(let seconds) {
-            if g_cancellable_is_cancelled(cancellable) == 0, try anyCollectionLocked() { throw .locked(itemExists: false) }
+            if g_cancellable_is_cancelled(cancellable) == 0, try !lockedCollections().isEmpty { throw .locked(itemExists: false) }
             throw .timedOut(seconds: seconds)
         }
     }

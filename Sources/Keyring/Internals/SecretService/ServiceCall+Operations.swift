@@ -130,12 +130,23 @@ extension ServiceCall {
         throw .serviceFailure(domain: "libsecret", code: -1, message: "the service returned no secret for an unlocked item")
     }
 
-    /// For a read that found no readable item: locked matches, or a miss while any collection is
-    /// locked (KeePassXC hides a locked database's items), throw `.locked`, so a locked keyring
-    /// never reads as empty.
+    /// For a read that found no readable item: locked matches, or a miss that a locked collection
+    /// may hide (KeePassXC hides a locked database's items), throw `.locked`, so a locked item
+    /// never reads as absent. Where the provider lists locked matches (gnome-keyring, KWallet),
+    /// a miss is absent whatever else is locked: a user's old second keyring left locked must not
+    /// make every new item `.locked`.
     func throwIfLockedMiss(_ matches: [KeyringItem]) throws(KeyringError) {
         if matches.contains(where: \.isLocked) { throw .locked(itemExists: true) }
-        if try anyCollectionLocked() { throw .locked(itemExists: false) }
+        if try missCouldBeHidden() { throw .locked(itemExists: false) }
+    }
+
+    /// True when the item at `path`, which no longer answers, may only be hidden by a locked
+    /// collection rather than deleted: its own collection is gone or locked, and the provider hides
+    /// locked items. An item whose unlocked collection still exists is deleted.
+    func itemCouldBeHidden(at path: String) throws(KeyringError) -> Bool {
+        if provider().listsLockedMatches { return false }
+        if let slash = path.lastIndex(of: "/"), try collectionLocked(at: String(path[..<slash])) == false { return false }
+        return try !lockedCollections().isEmpty
     }
 
     /// The default collection's label and lock state, or nil when there is no default collection.
@@ -169,6 +180,9 @@ extension ServiceCall {
         attributes: [String: String], label: String, secret: Data, contentType: String
     ) throws(KeyringError) -> String {
         try refuseValueTheProviderRejects(secret)
+        // Every caller searched first and found nothing: where a locked collection may hide the
+        // item (KeePassXC), a new one would become a twin that loses to it after the unlock.
+        if try missCouldBeHidden() { throw .locked(itemExists: false) }
         try checkSession(reading: nil)
         let path = try insertItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
         let now = Date()
@@ -344,7 +358,7 @@ extension ServiceCall {
             let pid = try? BusCall.call(
                 connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
                 kr_variant_string_tuple(owner), reply: "(u)", timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
-                flags: G_DBUS_CALL_FLAGS_NONE, parse: { kr_variant_tuple_u32($0) }),
+                flags: kr_call_flags_none(), parse: { kr_variant_tuple_u32($0) }),
             pid > 0
         else { return nil }
         return ProcessName.of(pid: pid)

@@ -23,12 +23,20 @@ private let serviceGate = CallLock()
 /// waits for the first one's prompt (within its own deadline), then finds it unlocked or asks again.
 private let promptGate = CallLock()
 
+/// The object paths of the locked matches one operation's search saw. Touched only on the
+/// operation's own thread (one `ServiceCall` never crosses threads), so it needs no lock.
+final class LockedMatches {
+    var paths: [String] = []
+}
+
 /// One public operation: a deadline, an optional caller cancellation, and the shared service.
 struct ServiceCall: ~Copyable {
     let cancellable: UnsafeMutablePointer<GCancellable>
     let service: UnsafeMutablePointer<SecretService>
     /// When the whole public operation must end; every D-Bus call and wait gets the time left until then.
     let callDeadline: CallDeadline
+    /// The locked matches the last search saw, for the unlock `run` asks for after `.locked`.
+    let lockedMatches = LockedMatches()
 
     /// The deadline's instant.
     var deadline: ContinuousClock.Instant { callDeadline.instant }
@@ -59,7 +67,8 @@ struct ServiceCall: ~Copyable {
     /// operation, retry included.
     ///
     /// Under `unlock: .prompt`, a `body` that throws `.locked` (whichever check found the lock)
-    /// has the default collection unlocked, through the service's prompt, and runs once more,
+    /// has the collections that could hold its item unlocked (`unlockTargets`), through the
+    /// service's prompt, and runs once more,
     /// within the same deadline. Operations throw `.locked` before they change anything, so
     /// running one again is safe.
     @discardableResult
@@ -81,7 +90,7 @@ struct ServiceCall: ~Copyable {
                     // The user may take the whole timeout: let other threads' calls through meanwhile.
                     try serviceGate.without(deadline, cancellation: callCancellation) { () throws(KeyringError) in
                         try promptGate.with(deadline, cancellation: callCancellation) { () throws(KeyringError) in
-                            try call.unlockDefaultCollection(itemExists: itemExists)
+                            try call.unlockCollections(call.unlockTargets(), itemExists: itemExists)
                         }
                     }
                     return try body(call)
@@ -164,7 +173,7 @@ struct ServiceCall: ~Copyable {
         let current = try BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
             kr_variant_string_tuple("org.freedesktop.secrets"), reply: "(s)", timeout: remainingMilliseconds, cancellable: cancellable,
-            flags: G_DBUS_CALL_FLAGS_NONE
+            flags: kr_call_flags_none()
         ) { reply -> String? in
             guard let owner = kr_variant_tuple_string(reply) else { return nil }
             defer { g_free(owner) }

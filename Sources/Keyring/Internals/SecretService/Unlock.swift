@@ -4,7 +4,7 @@ internal import CLibSecret
 /// service asks for (Prompt.Prompt, wait for Completed), in raw D-Bus so that the wait ends at the
 /// call's deadline and on cancellation, which libsecret's prompt wait does not promise.
 ///
-/// `ServiceCall.run` calls `unlockDefaultCollection` when an operation under `UnlockPolicy.prompt`
+/// `ServiceCall.run` calls `unlockCollections(unlockTargets())` when an operation under `UnlockPolicy.prompt`
 /// threw `.locked`, whatever found it, and retries the operation once. `Keyring.lockCollection()` and
 /// `unlockCollection()` (Keyring+LockState.swift) come here too: this is the one home of lock changes.
 extension ServiceCall {
@@ -38,19 +38,39 @@ extension ServiceCall {
         return path == "/" ? nil : path
     }
 
-    /// Unlocks the default collection, showing the service's unlock prompt when it has one.
-    /// Returns once the prompt completed (or none was needed); the caller then retries.
+    /// The collections to unlock after an operation threw `.locked`: those holding the locked
+    /// matches its search saw; else, where the provider hides locked items (KeePassXC), every
+    /// locked collection, since any of them may hold the item; else the default collection (a
+    /// write into it). Never just the default when the item's collection is another one.
+    func unlockTargets() throws(KeyringError) -> [String] {
+        let all = try collections()
+        var targets: [String] = []
+        for match in lockedMatches.paths {
+            // An item's collection is its parent object where the service has one by that path.
+            let parent = match.lastIndex(of: "/").map { String(match[..<$0]) }
+            let target = parent.flatMap { all.contains($0) ? $0 : nil } ?? match
+            if !targets.contains(target) { targets.append(target) }
+        }
+        if targets.isEmpty, !provider().listsLockedMatches { targets = try lockedCollections() }
+        if targets.isEmpty, let path = try defaultCollectionPath() { targets = [path] }
+        return targets
+    }
+
+    /// Unlocks each of `paths` (collections or items), showing the service's unlock prompt when it
+    /// has one. Returns once every prompt completed (or none was needed); the caller then retries.
     /// - Parameter itemExists: carried into the `.locked` this throws.
-    /// - Throws: `.locked(itemExists:unlock: .dismissed)` when the prompt was dismissed,
+    /// - Throws: `.locked(itemExists:unlock: .dismissed)` when a prompt was dismissed,
     ///   `.locked(…, unlock: .unanswered)` when the deadline passed first (the prompt is dismissed,
     ///   except on gnome-keyring), `.cancelled` when the caller cancelled (likewise), or a failure
-    ///   of the calls themselves.
-    func unlockDefaultCollection(itemExists: Bool) throws(KeyringError) {
-        guard let path = try defaultCollectionPath() else { throw .locked(itemExists: itemExists) }
-        switch try changeLock(.unlock, of: path) {
-        case .completed: return
-        case .dismissed: throw .locked(itemExists: itemExists, unlock: .dismissed)
-        case .unanswered: throw .locked(itemExists: itemExists, unlock: .unanswered)
+    ///   of the calls themselves; `.locked(itemExists:)` when there is nothing to unlock.
+    func unlockCollections(_ paths: [String], itemExists: Bool) throws(KeyringError) {
+        if paths.isEmpty { throw .locked(itemExists: itemExists) }
+        for path in paths {
+            switch try changeLock(.unlock, of: path) {
+            case .completed: continue
+            case .dismissed: throw .locked(itemExists: itemExists, unlock: .dismissed)
+            case .unanswered: throw .locked(itemExists: itemExists, unlock: .unanswered)
+            }
         }
     }
 
@@ -84,7 +104,7 @@ extension ServiceCall {
         let mayDismiss = providerName() != "gnome-keyring-daemon"
         let wait = PromptWait()
         let subscription = g_dbus_connection_signal_subscribe(
-            connection, owner, Self.promptInterface, "Completed", prompt, nil, G_DBUS_SIGNAL_FLAGS_NONE, promptCompleted,
+            connection, owner, Self.promptInterface, "Completed", prompt, nil, kr_signal_flags_none(), promptCompleted,
             Unmanaged.passRetained(wait).toOpaque(), releaseWait)
         defer {
             g_dbus_connection_signal_unsubscribe(connection, subscription)
