@@ -697,7 +697,6 @@ static inline gchar **kr_variant_object_paths(GVariant *reply) {
     return paths;
 }
 
-/// The boolean in a Properties.Get reply, `(v)` holding `b`: 1 or 0, or -1 for another shape.
 /// The string in a `(v)` Properties.Get reply, newly allocated (g_free it); NULL for another shape.
 static inline gchar *_Nullable kr_variant_property_string(GVariant *_Nullable reply) {
     if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(v)"))) return NULL;
@@ -708,6 +707,7 @@ static inline gchar *_Nullable kr_variant_property_string(GVariant *_Nullable re
     return result;
 }
 
+/// The boolean in a Properties.Get reply, `(v)` holding `b`: 1 or 0, or -1 for another shape.
 static inline int kr_variant_boolean(GVariant *reply) {
     if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(v)"))) return -1;
     GVariant *value = NULL;

@@ -59,7 +59,9 @@ extension Keyring {
         // A locked collection throws `.locked`, which `ServiceCall.run` under `.prompt` answers with
         // the unlock prompt and one more run: the unlock path every call takes, nothing of its own.
         try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
-            if try call.defaultCollectionLocked().locked { throw .locked(itemExists: false) }
+            // Named, so that the unlock opens the default collection, as documented, and nothing else.
+            let collection = try call.defaultCollectionLocked()
+            if collection.locked { throw call.lockedError(at: [collection.path], itemExists: false) }
         }
     }
 }

@@ -17,9 +17,10 @@ import Glibc
 /// Calls block the calling thread for at most `timeout`. Use the `async` variants from Swift
 /// concurrency; they run the blocking work on their own thread.
 ///
-/// A read, write or delete that meets a locked keyring asks the Secret Service to unlock it,
-/// which shows the desktop's unlock dialog, as libsecret does (`unlock: .prompt`). The user's
-/// answer is awaited within `timeout`. `Keyring(unlock: .never)` fails with
+/// A read, write or delete that meets a locked item asks the Secret Service to unlock the
+/// collection that holds it (on KeePassXC, whose locked databases hide their items, every locked
+/// database; for a new item, the default collection), which shows the desktop's unlock dialog,
+/// as libsecret does (`unlock: .prompt`). The user's answer is awaited within `timeout`. `Keyring(unlock: .never)` fails with
 /// `KeyringError.locked` instead. `search(_:)` and `status()` never prompt.
 public struct Keyring: Sendable {
     /// A keyring with the default 25-second timeout (the D-Bus default) that prompts to unlock.
@@ -117,7 +118,7 @@ public struct Keyring: Sendable {
         if usesFileBackend { return try fileReadAll(attributes) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
             let items = try call.search(attributes)
-            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            try call.throwIfAnyLocked(items)
             var result: [(item: KeyringItem, secret: Data)] = []
             for item in items {
                 // Deleted between the search and this read: not there any more.
@@ -186,6 +187,7 @@ public struct Keyring: Sendable {
         let deadline = CallDeadline(timeout: timeout)
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) in
+                call.lockedMatches.mayCreate = true
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                     if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
@@ -275,7 +277,8 @@ public struct Keyring: Sendable {
         let deadline = CallDeadline(timeout: timeout)
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
-                try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
+                call.lockedMatches.mayCreate = true
+                return try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                     if let found = try call.readFirst(try call.search(matching), order: order) {
                         return .existing(item: found.item, secret: found.bytes)
                     }
@@ -341,7 +344,7 @@ public struct Keyring: Sendable {
         if usesFileBackend { return try fileDelete(attributes) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             let items = try call.search(attributes)
-            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            try call.throwIfAnyLocked(items)
             // A miss while a collection is locked may be a hidden item (KeePassXC): not "nothing to delete".
             if items.isEmpty { try call.throwIfLockedMiss(items) }
             for item in items { try call.deleteItem(at: item.objectPath) }
@@ -358,7 +361,7 @@ public struct Keyring: Sendable {
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> Data? in
             // The item was locked when searched; it may have been unlocked since (by a prompt too).
             if item.isLocked, try call.properties(at: item.objectPath, isLocked: false)?.isLocked != false {
-                throw .locked(itemExists: true)
+                throw call.lockedError(at: [item.objectPath])
             }
             if let secret = try call.secretOfExistingItem(at: item.objectPath) { return secret.bytes }
             // Gone, or hidden by a locked collection (KeePassXC hides a locked database's items).
@@ -406,7 +409,9 @@ public struct Keyring: Sendable {
                 status.defaultCollectionLabel = collection?.label
                 status.hasDefaultCollection = collection != nil
                 status.isLocked = collection?.locked ?? false
-                status.collections = try call.collectionStatuses()
+                // For display only: a collection that cannot be read leaves the list empty, and the
+                // status (what calls depend on) stands.
+                status.collections = (try? call.collectionStatuses()) ?? []
             }
             if !status.hasDefaultCollection {
                 status.problem = .noDefaultCollection
@@ -446,21 +451,26 @@ extension ServiceCall {
             let own = ProviderAttributes.withoutAdded(item, keeping: Set(attributes.keys))
             return attributes["xdg:schema"] == nil ? own.filter { $0.key != "xdg:schema" } : own
         }
-        let exact = try search(attributes).filter { comparable($0.attributes) == attributes }
-        if exact.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+        let found = try search(attributes)
+        // A locked match whose attributes cannot be read may be the exact item: creating beside it
+        // would make a twin. gnome-keyring shows a keyring loaded locked from disk with hashed
+        // attributes (`gkr:compat:hashed:service`, …): the search matched, but not these names.
+        let unreadable = { (item: KeyringItem) in !attributes.allSatisfy { item.attributes[$0.key] == $0.value } }
+        try throwIfAnyLocked(found.filter { $0.isLocked && (unreadable($0) || comparable($0.attributes) == attributes) })
+        let exact = found.filter { comparable($0.attributes) == attributes }
         guard let item = exact.first else { return false }
         try updateItem(at: item.objectPath, secret: (secret, contentType), label: label)
         return true
     }
 
     /// The oldest item's secret. Any locked match throws `.locked`, even when a younger match is
-    /// readable: a locked original must never lose to a readable twin. A miss in a locked default
-    /// collection throws `.locked` too, rather than read as absent. An item deleted between the
+    /// readable: a locked original must never lose to a readable twin. A miss that a locked
+    /// collection may hide (KeePassXC) throws `.locked` too, rather than read as absent. An item deleted between the
     /// search and the read (a concurrent reset) is skipped, not reported as locked.
     func readFirst(
         _ items: [KeyringItem], order: ItemOrder = .standard
     ) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
-        if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+        try throwIfAnyLocked(items)
         var remaining = items
         for item in order.sorted(items) {
             if let (bytes, contentType) = try secretOfExistingItem(at: item.objectPath) { return (item, bytes, contentType) }

@@ -141,8 +141,6 @@ package struct ItemOrder: Sendable, Equatable {
     }
 }
 
-/// What `Keyring.status()` found: whether the Secret Service answers, who provides it, and
-/// the state of the default collection.
 /// One collection (keyring, database or wallet) of the Secret Service, as `Keyring.status()` lists it.
 public struct CollectionStatus: Sendable, Equatable {
     /// Its label, e.g. "Login" or "Default keyring".
@@ -164,6 +162,8 @@ public struct CollectionStatus: Sendable, Equatable {
     }
 }
 
+/// What `Keyring.status()` found: whether the Secret Service answers, who provides it, and
+/// the state of the default collection.
 public struct ServiceStatus: Sendable, Equatable {
     /// True when a Secret Service answered on the session bus.
     public var isReachable: Bool

@@ -105,7 +105,7 @@ public struct SecretStore: Sendable {
             call throws(KeyringError) in
             if key == .valueData { return try readValue(call) }
             let items = try call.search(searchAttributes).filter(owns)
-            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            try call.throwIfAnyLocked(items)
             guard let item = items.first else {
                 try call.throwIfLockedMiss(items)
                 return nil
@@ -142,7 +142,7 @@ public struct SecretStore: Sendable {
         return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
             call throws(KeyringError) in
             let items = try call.search(searchAttributes).filter(owns)
-            if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+            try call.throwIfAnyLocked(items)
             // A miss while a collection is locked may be a hidden item (KeePassXC): not "done".
             guard let target = items.first else { return try call.throwIfLockedMiss(items) }
             try refuseAmbiguous(items)
@@ -270,6 +270,7 @@ extension SecretStore {
         let deadline = CallDeadline(timeout: keyring.timeout)
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: keyring.unlock) { call throws(KeyringError) in
+                call.lockedMatches.mayCreate = true
                 if try update(call, payload, forKey: key) { return }
                 // First write: the creation lock (shared by every client of the keyring) means two
                 // processes never create two items.
@@ -284,7 +285,7 @@ extension SecretStore {
     /// Updates the existing item; false when there is none. A locked one throws.
     func update(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) -> Bool {
         let items = try call.search(searchAttributes).filter(owns)
-        if items.contains(where: \.isLocked) { throw .locked(itemExists: true) }
+        try call.throwIfAnyLocked(items)
         if let item = items.first {
             try refuseAmbiguous(items, settingAccount: key == .account ? payload.text : nil)
             switch (key, payload) {

@@ -64,6 +64,21 @@ struct KeePassXCTests {
         try store.reset()
     }
 
+    @Test("two databases, one locked: secret(of:) of an item deleted from the open one is nil, not locked")
+    func secretOfDeletedItemBesideALockedDatabase() throws {
+        try requireTestKeyring()
+        try keyringCtl(["second-db"])
+        defer { _ = try? keyringCtl(["restart"]) }
+        let keyring = Keyring(unlock: .never)
+        let id = uniqueID("kpx-two-deleted")
+        try keyring.store(Data("v".utf8), attributes: ["service": id], label: id, contentType: "application/octet-stream")
+        let item = try #require(try keyring.search(["service": id]).first)
+        try keyringCtl(["lock", "keyring"])
+        #expect(try keyring.delete(["service": id]) == 1)
+        // Its own database (the second, open) no longer has it: deleted, whatever else is locked.
+        #expect(try keyring.secret(of: item) == nil)
+    }
+
     @Test("two databases, the item's one locked: a write creates nothing in the active one, and no value is lost")
     func writeWhileTheItemsDatabaseIsLocked() throws {
         try requireTestKeyring()

@@ -28,8 +28,9 @@ struct Provider: Equatable {
         ("org.keepassxc.KeePassXC.MainWindow", .keePassXC),
     ]
 
-    /// The last owner recognised, by its unique name (never reused on a bus).
-    static let known = Mutex<(owner: String, provider: Provider)?>(nil)
+    /// The last owner recognised: its unique name (never reused on one bus), with this process's
+    /// connection and its own unique name on that bus, since a new bus numbers names from `:1.0` again.
+    static let known = Mutex<(key: String, provider: Provider)?>(nil)
 }
 
 extension ServiceCall {
@@ -37,29 +38,50 @@ extension ServiceCall {
     ///
     /// The owner is asked of the bus, not of libsecret's proxy: after a daemon restart the proxy
     /// may still name the old owner, which the markers no longer match.
+    ///
+    /// Only a definite answer is remembered: a lookup that failed (a timeout, a cancellation) gives
+    /// `.unknown`, the strict answer, for this call alone.
     func provider() -> Provider {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
-            let owner = nameOwner("org.freedesktop.secrets", on: connection)
+            let owner = try? nameOwner("org.freedesktop.secrets", on: connection)
         else { return Provider(family: .unknown) }
-        if let known = Provider.known.withLock({ $0 }), known.owner == owner { return known.provider }
-        // A marker nobody owns has no owner: simply not this daemon's.
-        let family = Provider.markers.first { nameOwner($0.name, on: connection) == owner }?.family ?? .unknown
+        let own = g_dbus_connection_get_unique_name(connection).map { String(cString: $0) } ?? ""
+        let key = "\(UInt(bitPattern: Int(bitPattern: connection))) \(own) \(owner)"
+        if let known = Provider.known.withLock({ $0 }), known.key == key { return known.provider }
+        var family = Provider.Family.unknown
+        for marker in Provider.markers {
+            // A marker nobody owns is simply not this daemon's; one that cannot be asked leaves it unknown.
+            let markerOwner: String?
+            do throws(KeyringError) {
+                markerOwner = try nameOwner(marker.name, on: connection)
+            } catch {
+                return Provider(family: .unknown)
+            }
+            if markerOwner == owner {
+                family = marker.family
+                break
+            }
+        }
         let provider = Provider(family: family)
-        Provider.known.withLock { $0 = (owner, provider) }
+        Provider.known.withLock { $0 = (key, provider) }
         return provider
     }
 
-    /// The unique name that owns `name` on the bus now; nil when none does (or the bus does not answer).
-    private func nameOwner(_ name: String, on connection: OpaquePointer) -> String? {
-        try? BusCall.call(
+    /// The unique name that owns `name` on the bus now; nil when nobody does.
+    /// - Throws: when the bus does not answer (a timeout, a cancellation).
+    private func nameOwner(_ name: String, on connection: OpaquePointer) throws(KeyringError) -> String? {
+        try BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
             kr_variant_string_tuple(name), reply: "(s)", timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
-            flags: kr_call_flags_none()
-        ) { reply -> String? in
-            guard let owner = kr_variant_tuple_string(reply) else { return nil }
-            defer { g_free(owner) }
-            return String(cString: owner)
-        }
+            flags: kr_call_flags_none(),
+            orOnError: { error -> String?? in
+                KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.NameHasNoOwner" ? .some(nil) : nil
+            },
+            parse: { reply -> String?? in
+                guard let owner = kr_variant_tuple_string(reply) else { return nil }
+                defer { g_free(owner) }
+                return .some(String(cString: owner))
+            })
     }
 
     /// True when a search's miss does not prove absence: the provider hides a locked collection's

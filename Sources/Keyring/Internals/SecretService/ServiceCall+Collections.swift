@@ -32,12 +32,14 @@ extension ServiceCall {
         var statuses: [CollectionStatus] = []
         for path in try collections() {
             guard let locked = try collectionLocked(at: path),
-                let label = try property("Label", of: path, interface: "org.freedesktop.Secret.Collection", {
-                    value -> String? in
-                    guard let text = kr_variant_property_string(value) else { return nil }
-                    defer { g_free(text) }
-                    return String(cString: text)
-                })
+                let label = try property(
+                    "Label", of: path, interface: "org.freedesktop.Secret.Collection",
+                    {
+                        value -> String? in
+                        guard let text = kr_variant_property_string(value) else { return nil }
+                        defer { g_free(text) }
+                        return String(cString: text)
+                    })
             else { continue }
             let status = CollectionStatus(label: label, isLocked: locked, isDefault: path == defaultPath)
             if status.isDefault { statuses.insert(status, at: 0) } else { statuses.append(status) }
@@ -72,6 +74,9 @@ extension ServiceCall {
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         let total = remainingMilliseconds
         let reserve = min(2000, total / 5)
+        lockedMatches.paths = []
+        // Before the search: a database unlocked between its answer and a create must still count.
+        if lockedMatches.mayCreate { lockedMatches.searchedWhileHidden = try missCouldBeHidden() }
         do throws(KeyringError) {
             let paths = try BusCall.call(
                 connection, String(cString: bus), "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "SearchItems",

@@ -103,7 +103,7 @@ extension ServiceCall {
         let contentType = secret_value_get_content_type(value).map { String(cString: $0) } ?? ""
         if data.isEmpty {
             guard let item = try properties(at: path, isLocked: false) else { return nil }
-            if item.isLocked { throw .locked(itemExists: true) }
+            if item.isLocked { throw lockedError(at: [path]) }
         }
         return (data, contentType)
     }
@@ -126,7 +126,7 @@ extension ServiceCall {
     func secretOfExistingItem(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
         if let secret = try secret(at: path) { return secret }
         guard let now = try properties(at: path, isLocked: false) else { return nil }
-        if now.isLocked { throw .locked(itemExists: true) }
+        if now.isLocked { throw lockedError(at: [path]) }
         throw .serviceFailure(domain: "libsecret", code: -1, message: "the service returned no secret for an unlocked item")
     }
 
@@ -136,8 +136,9 @@ extension ServiceCall {
     /// a miss is absent whatever else is locked: a user's old second keyring left locked must not
     /// make every new item `.locked`.
     func throwIfLockedMiss(_ matches: [KeyringItem]) throws(KeyringError) {
-        if matches.contains(where: \.isLocked) { throw .locked(itemExists: true) }
-        if try missCouldBeHidden() { throw .locked(itemExists: false) }
+        try throwIfAnyLocked(matches)
+        // Hidden: nothing names where, so the unlock asks for every locked collection.
+        if try missCouldBeHidden() { throw lockedError(at: [], itemExists: false) }
     }
 
     /// True when the item at `path`, which no longer answers, may only be hidden by a locked
@@ -182,7 +183,9 @@ extension ServiceCall {
         try refuseValueTheProviderRejects(secret)
         // Every caller searched first and found nothing: where a locked collection may hide the
         // item (KeePassXC), a new one would become a twin that loses to it after the unlock.
-        if try missCouldBeHidden() { throw .locked(itemExists: false) }
+        var hidden = lockedMatches.searchedWhileHidden
+        if !hidden { hidden = try missCouldBeHidden() }
+        if hidden { throw lockedError(at: [], itemExists: false) }
         try checkSession(reading: nil)
         let path = try insertItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
         let now = Date()
@@ -207,7 +210,7 @@ extension ServiceCall {
             collectionPath != "/"
         else { throw .noDefaultCollection }
         guard let locked = try collectionLocked(at: collectionPath) else { throw Self.vanished("Properties.Get(Locked)") }
-        if locked { throw .locked(itemExists: false) }
+        if locked { throw lockedError(at: [collectionPath], itemExists: false) }
 
         try requireCurrentSession()
         let table = makeTable(attributes)
@@ -278,7 +281,7 @@ extension ServiceCall {
         }
         guard let item else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
         defer { g_object_unref(item) }
-        if secret_item_get_locked(item) != 0 { throw .locked(itemExists: true) }
+        if secret_item_get_locked(item) != 0 { throw lockedError(at: [path]) }
         if let attributes {
             let table = makeTable(attributes)
             defer { g_hash_table_unref(table) }
@@ -296,7 +299,7 @@ extension ServiceCall {
         }
         // KWallet ignores writes to a locked wallet without an error: a lock that came after the
         // check above may have dropped them.
-        if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
+        if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
         flushIfKWallet()
     }
 
@@ -329,10 +332,10 @@ extension ServiceCall {
             ) { _ in () }
             if done == nil { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
         } catch .locked {
-            throw .locked(itemExists: true)
+            throw lockedError(at: [path])
         }
         if secretServiceOwner()?.isKWallet == true {
-            if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
+            if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
             flushIfKWallet()
         }
     }
@@ -340,7 +343,7 @@ extension ServiceCall {
     /// Deletes the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
     /// locked wallet by hiding it until the wallet opens again, and answers success.
     func deleteItem(at path: String) throws(KeyringError) {
-        if try properties(at: path, isLocked: false)?.isLocked == true { throw .locked(itemExists: true) }
+        if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
         _ = try throwingGError {
             secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
         }

@@ -27,6 +27,12 @@ private let promptGate = CallLock()
 /// operation's own thread (one `ServiceCall` never crosses threads), so it needs no lock.
 final class LockedMatches {
     var paths: [String] = []
+    /// Set by operations that may create an item: their searches then sample, before they run,
+    /// whether a locked collection could hide a match (`searchedWhileHidden`).
+    var mayCreate = false
+    /// True when the last search ran while a locked collection could hide its matches: a create
+    /// after it is refused even if the collection opened since (its item may be there now).
+    var searchedWhileHidden = false
 }
 
 /// One public operation: a deadline, an optional caller cancellation, and the shared service.

@@ -38,10 +38,24 @@ extension ServiceCall {
         return path == "/" ? nil : path
     }
 
-    /// The collections to unlock after an operation threw `.locked`: those holding the locked
-    /// matches its search saw; else, where the provider hides locked items (KeePassXC), every
-    /// locked collection, since any of them may hold the item; else the default collection (a
-    /// write into it). Never just the default when the item's collection is another one.
+    /// `.locked(itemExists:)` for the objects at `paths` (items or collections), which the unlock
+    /// under `.prompt` then opens (`unlockTargets`): every throw site that knows what is locked names it.
+    func lockedError(at paths: [String], itemExists: Bool = true) -> KeyringError {
+        lockedMatches.paths = paths
+        return .locked(itemExists: itemExists)
+    }
+
+    /// Throws `.locked(itemExists: true)`, naming them for the unlock, when any of `items` is locked.
+    func throwIfAnyLocked(_ items: [KeyringItem]) throws(KeyringError) {
+        let locked = items.filter(\.isLocked)
+        if !locked.isEmpty { throw lockedError(at: locked.map(\.objectPath)) }
+    }
+
+    /// The collections to unlock after an operation threw `.locked`: those holding what its throw
+    /// site named (`lockedError`), or else the locked matches its last search saw; else, where the
+    /// provider hides locked items (KeePassXC), every locked collection, since any of them may hold
+    /// the item; else the default collection (a write into it). Never just the default when the
+    /// item's collection is another one.
     func unlockTargets() throws(KeyringError) -> [String] {
         let all = try collections()
         var targets: [String] = []
