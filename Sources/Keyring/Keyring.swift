@@ -187,7 +187,7 @@ public struct Keyring: Sendable {
         let deadline = CallDeadline(timeout: timeout)
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) in
-                call.lockedMatches.mayCreate = true
+                call.notes.mayCreate = true
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                     if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
@@ -277,7 +277,7 @@ public struct Keyring: Sendable {
         let deadline = CallDeadline(timeout: timeout)
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
-                call.lockedMatches.mayCreate = true
+                call.notes.mayCreate = true
                 return try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                     if let found = try call.readFirst(try call.search(matching), order: order) {
                         return .existing(item: found.item, secret: found.bytes)

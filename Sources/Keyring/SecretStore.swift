@@ -270,7 +270,7 @@ extension SecretStore {
         let deadline = CallDeadline(timeout: keyring.timeout)
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: keyring.unlock) { call throws(KeyringError) in
-                call.lockedMatches.mayCreate = true
+                call.notes.mayCreate = true
                 if try update(call, payload, forKey: key) { return }
                 // First write: the creation lock (shared by every client of the keyring) means two
                 // processes never create two items.

@@ -91,7 +91,9 @@ struct KeePassXCTests {
         // Before: exit 0 and a second item in the active database, which lost to the old one after the unlock.
         let never = try SecretStore(identifier: id, keyring: Keyring(unlock: .never))
         #expect(keyringError { try never.setObject("new", forKey: .valueData) } == .locked(itemExists: false))
-        #expect(keyringError { try Keyring(unlock: .never).store(Data("new".utf8), attributes: ["service": id], label: id) } == .locked(itemExists: false))
+        #expect(
+            keyringError { try Keyring(unlock: .never).store(Data("new".utf8), attributes: ["service": id], label: id) }
+                == .locked(itemExists: false))
         #expect(
             keyringError { try Keyring(unlock: .never).insertIfAbsent(Data("new".utf8), attributes: ["service": id], label: id) }
                 == .locked(itemExists: false))

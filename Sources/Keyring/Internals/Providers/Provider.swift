@@ -40,8 +40,16 @@ extension ServiceCall {
     /// may still name the old owner, which the markers no longer match.
     ///
     /// Only a definite answer is remembered: a lookup that failed (a timeout, a cancellation) gives
-    /// `.unknown`, the strict answer, for this call alone.
+    /// `.unknown`, the strict answer, for this call alone. Within one operation the bus is asked once.
     func provider() -> Provider {
+        if let asked = notes.provider { return asked }
+        let provider = recognisedProvider()
+        notes.provider = provider
+        return provider
+    }
+
+    /// `provider()`, asked of the bus.
+    private func recognisedProvider() -> Provider {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
             let owner = try? nameOwner("org.freedesktop.secrets", on: connection)
         else { return Provider(family: .unknown) }

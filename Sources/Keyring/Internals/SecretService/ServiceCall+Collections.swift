@@ -74,16 +74,16 @@ extension ServiceCall {
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         let total = remainingMilliseconds
         let reserve = min(2000, total / 5)
-        lockedMatches.paths = []
+        notes.paths = []
         // Before the search: a database unlocked between its answer and a create must still count.
-        if lockedMatches.mayCreate { lockedMatches.searchedWhileHidden = try missCouldBeHidden() }
+        if notes.mayCreate { notes.searchedWhileHidden = try missCouldBeHidden() }
         do throws(KeyringError) {
             let paths = try BusCall.call(
                 connection, String(cString: bus), "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "SearchItems",
                 kr_variant_attributes_tuple(table), reply: "(aoao)", timeout: max(1, total - reserve), cancellable: cancellable,
                 parse: Self.searchPaths(fromReply:))
             // An unlock this call asks for then opens the collections that hold them (`unlockTargets`).
-            lockedMatches.paths = paths.locked
+            notes.paths = paths.locked
             return paths
         } catch .timedOut(let seconds) {
             if g_cancellable_is_cancelled(cancellable) == 0, try !lockedCollections().isEmpty { throw .locked(itemExists: false) }

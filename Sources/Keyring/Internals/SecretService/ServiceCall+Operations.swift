@@ -183,7 +183,7 @@ extension ServiceCall {
         try refuseValueTheProviderRejects(secret)
         // Every caller searched first and found nothing: where a locked collection may hide the
         // item (KeePassXC), a new one would become a twin that loses to it after the unlock.
-        var hidden = lockedMatches.searchedWhileHidden
+        var hidden = notes.searchedWhileHidden
         if !hidden { hidden = try missCouldBeHidden() }
         if hidden { throw lockedError(at: [], itemExists: false) }
         try checkSession(reading: nil)

@@ -23,10 +23,15 @@ private let serviceGate = CallLock()
 /// waits for the first one's prompt (within its own deadline), then finds it unlocked or asks again.
 private let promptGate = CallLock()
 
-/// The object paths of the locked matches one operation's search saw. Touched only on the
-/// operation's own thread (one `ServiceCall` never crosses threads), so it needs no lock.
-final class LockedMatches {
+/// What one operation learned along the way: the locked objects it met, the provider, and whether
+/// it may create. Touched only on the operation's own thread (one `ServiceCall` never crosses
+/// threads), so it needs no lock.
+final class CallNotes {
+    /// The locked objects the last search saw, or a throw site named (`lockedError(at:)`).
     var paths: [String] = []
+    /// The provider, once asked in this operation: its owner does not change under one operation
+    /// (a restart fails its calls, and `run` retries on a new `ServiceCall`).
+    var provider: Provider?
     /// Set by operations that may create an item: their searches then sample, before they run,
     /// whether a locked collection could hide a match (`searchedWhileHidden`).
     var mayCreate = false
@@ -41,8 +46,8 @@ struct ServiceCall: ~Copyable {
     let service: UnsafeMutablePointer<SecretService>
     /// When the whole public operation must end; every D-Bus call and wait gets the time left until then.
     let callDeadline: CallDeadline
-    /// The locked matches the last search saw, for the unlock `run` asks for after `.locked`.
-    let lockedMatches = LockedMatches()
+    /// What this operation learned: locked objects for the unlock `run` asks for after `.locked`, the provider.
+    let notes = CallNotes()
 
     /// The deadline's instant.
     var deadline: ContinuousClock.Instant { callDeadline.instant }

@@ -41,7 +41,7 @@ extension ServiceCall {
     /// `.locked(itemExists:)` for the objects at `paths` (items or collections), which the unlock
     /// under `.prompt` then opens (`unlockTargets`): every throw site that knows what is locked names it.
     func lockedError(at paths: [String], itemExists: Bool = true) -> KeyringError {
-        lockedMatches.paths = paths
+        notes.paths = paths
         return .locked(itemExists: itemExists)
     }
 
@@ -59,7 +59,7 @@ extension ServiceCall {
     func unlockTargets() throws(KeyringError) -> [String] {
         let all = try collections()
         var targets: [String] = []
-        for match in lockedMatches.paths {
+        for match in notes.paths {
             // An item's collection is its parent object where the service has one by that path.
             let parent = match.lastIndex(of: "/").map { String(match[..<$0]) }
             let target = parent.flatMap { all.contains($0) ? $0 : nil } ?? match
