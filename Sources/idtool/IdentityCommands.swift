@@ -36,7 +36,7 @@ enum IdentityCommands {
                 return ExitCode.software.rawValue
             }
         } catch {
-            Output.error(error.description)
+            Output.error(error.description + lockedKeyringsNote(error))
             return exitCode(for: error).rawValue
         }
     }
@@ -112,7 +112,7 @@ enum IdentityCommands {
             }
             return ExitCode.ok.rawValue
         } catch {
-            Output.error(error.description)
+            Output.error(error.description + lockedKeyringsNote(error))
             return exitCode(for: error).rawValue
         }
     }
@@ -183,6 +183,11 @@ enum IdentityCommands {
             ("keyringProblem", resolution.keyringProblem.map { .string($0.description) } ?? .null),
             ("notices", .array(resolution.notices.map(JSON.string))),
         ])
+    }
+
+    /// Output.lockedKeyringsNote for a keyring error inside an identity error.
+    static func lockedKeyringsNote(_ error: IdentityError) -> String {
+        if case .keyring(let keyringError) = error { Output.lockedKeyringsNote(keyringError) } else { "" }
     }
 
     static func exitCode(for error: IdentityError) -> ExitCode {

@@ -47,8 +47,18 @@ enum Output {
     /// Reports a keyring failure on stderr (its description says what failed and what to do)
     /// and returns the exit status that fits it.
     static func fail(_ error: KeyringError) -> Int32 {
-        Self.error(error.description)
+        Self.error(error.description + lockedKeyringsNote(error))
         return ExitCode(error).rawValue
+    }
+
+    /// After a locked error, which keyrings are locked, so that a user with several knows which one to
+    /// unlock (KeePassXC hides a locked database's items: its name is all there is to go on).
+    /// Read-only, never prompts, and given a short timeout of its own: it only adds to the message.
+    static func lockedKeyringsNote(_ error: KeyringError) -> String {
+        guard case .locked = error else { return "" }
+        let locked = Keyring(timeout: .seconds(2), unlock: .never).status().collections.filter(\.isLocked)
+        guard !locked.isEmpty else { return "" }
+        return " (locked: " + locked.map { $0.label.isEmpty ? "(no label)" : "\"\($0.label)\"" }.joined(separator: ", ") + ")"
     }
 
     /// Prints a usage error: one line, then (for status 64) the command's usage, all on stderr.

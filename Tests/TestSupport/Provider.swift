@@ -30,11 +30,27 @@ public enum TestProvider {
     /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
     /// from every search, so a locked item there reads as `.locked(itemExists: false)`.
     public static var listsLockedItems: Bool { !isKeePassXC }
-    /// True under `scripts/with-keyring --lived-in`: the keyring holds other clients' items, an old
-    /// keyring left locked and a third keyring the default alias names (scripts/providers/lived-in.py).
+    /// True on a keyring as years of use leave it (`scripts/with-keyring --lived-in`, and scripts/test's
+    /// lived-in keyring file): other clients' items and, with a daemon, a second keyring left locked.
+    /// gnome-keyring: an old keyring, and the default alias on a third one (scripts/providers/lived-in.py);
+    /// KWallet: a second wallet, closed; KeePassXC: three databases, the first locked, the last active.
     public static var isLivedIn: Bool { ProcessInfo.processInfo.environment["KEYRING_LIVED_IN"] == "1" }
-    /// The lived-in fixture's old keyring, left locked, and its password (scripts/providers/lived-in.py).
-    public static let livedInOldKeyring = (label: "Default keyring", password: "an-old-password-nobody-remembers")
+    /// The lived-in fixture's old keyring, left locked, and its password (scripts/providers/*.sh).
+    public static var livedInOldKeyring: (label: String, password: String) {
+        switch name {
+        case "kwallet": ("oldwallet", "an-old-password-nobody-remembers")
+        case "keepassxc": ("old", ProcessInfo.processInfo.environment["WITH_KEYRING_PASSWORD"] ?? "")
+        default: ("Default keyring", "an-old-password-nobody-remembers")
+        }
+    }
+    /// The label of the collection the default alias names on the lived-in fixture.
+    public static var livedInDefaultKeyring: String {
+        switch name {
+        case "kwallet": "kdewallet"
+        case "keepassxc": "keyring"
+        default: "Work"
+        }
+    }
     /// The identifier and value of the one `SecretStore` item in that old keyring.
     public static let livedInOldItem = (identifier: "io.keyringidentity.lived-in.old", value: "from-the-old-keyring")
     /// True when libsecret's file backend holds the items (scripts/test's last configuration runs

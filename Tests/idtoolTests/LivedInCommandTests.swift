@@ -1,13 +1,16 @@
 // idtool on a keyring as years of use leave it (scripts/with-keyring --lived-in): an old keyring
-// left locked beside login and the default "Work". Before issue 29's fix, `get --app NEW` and
-// `item get` of an absent item exited 75 there, with or without a prompt allowed.
+// left locked beside login and the default "Work" (gnome-keyring), or a second wallet left closed
+// (KWallet). Before issue 29's fix, `get --app NEW` and `item get` of an absent item exited 75
+// there, with or without a prompt allowed. KeePassXC, which hides a locked database's items: below.
 import Foundation
 import Testing
 import TestSupport
 
 @Suite(
     "idtool on a lived-in keyring", .serialized,
-    .enabled(if: TestProvider.isLivedIn && TestProvider.isGnomeKeyring, "needs scripts/with-keyring --lived-in (gnome-keyring)"))
+    .enabled(
+        if: TestProvider.isLivedIn && !TestProvider.usesFileBackend && TestProvider.listsLockedItems,
+        "needs scripts/with-keyring --lived-in on a provider that lists locked items (gnome-keyring, KWallet)"))
 struct LivedInCommandTests {
     @Test("a new app gets one identifier, the same on every run, while an old keyring stays locked")
     func newAppGetsAnIdentifier() throws {
@@ -38,8 +41,38 @@ struct LivedInCommandTests {
         let doctor = try Idtool.run(["doctor", "--no-prompt"])
         #expect(doctor.status == 0, "\(doctor.stdoutText)")
         let line = doctor.stdoutText.split(separator: "\n").first { $0.hasPrefix("ok collections: ") }
-        #expect(line?.hasPrefix(#"ok collections: 4: "Work" (default, unlocked), "#) == true, "\(doctor.stdoutText)")
-        #expect(line?.contains(#""Default keyring" (locked)"#) == true)
-        #expect(line?.contains(#""Login" (unlocked)"#) == true)
+        let count = TestProvider.isGnomeKeyring ? 4 : 2
+        #expect(
+            line?.hasPrefix("ok collections: \(count): \"\(TestProvider.livedInDefaultKeyring)\" (default, unlocked), ") == true,
+            "\(doctor.stdoutText)")
+        #expect(line?.contains("\"\(TestProvider.livedInOldKeyring.label)\" (locked)") == true)
+        if TestProvider.isGnomeKeyring { #expect(line?.contains(#""Login" (unlocked)"#) == true) }
+    }
+}
+
+@Suite(
+    "idtool on a lived-in KeePassXC", .serialized,
+    .enabled(if: TestProvider.isLivedIn && TestProvider.isKeePassXC, "needs scripts/with-keepassxc --lived-in"))
+struct LivedInKeePassXCCommandTests {
+    @Test("a new app is locked (75) while the old database is locked, naming the database, and nothing is made")
+    func newAppIsLockedNamingTheDatabase() throws {
+        try Idtool.requireTestKeyring()
+        let app = "test.idtool.lived-in.\(UUID().uuidString.lowercased())"
+        let get = try Idtool.run(["get", "--app", app, "--no-prompt"])
+        #expect(get.status == 75, "\(get.stderr)")
+        #expect(get.stdoutText.isEmpty)
+        get.expectOneLineError(containing: #"the keyring is locked"#)
+        get.expectOneLineError(containing: #"(locked: "old")"#)
+        let item = try Idtool.run(["item", "get", Idtool.uniqueIdentifier(), "--no-prompt"])
+        #expect(item.status == 75, "\(item.stderr)")
+        item.expectOneLineError(containing: #"(locked: "old")"#)
+    }
+
+    @Test("doctor lists the three databases, the active one as the default")
+    func doctorListsDatabases() throws {
+        try Idtool.requireTestKeyring()
+        let doctor = try Idtool.run(["doctor", "--no-prompt"])
+        let line = doctor.stdoutText.split(separator: "\n").first { $0.hasPrefix("ok collections: ") }
+        #expect(line == #"ok collections: 3: "keyring" (default, unlocked), "old" (locked), "other" (unlocked)"#, "\(doctor.stdoutText)")
     }
 }

@@ -15,6 +15,10 @@
 
 kwallet_wallet=kdewallet
 kwallet_collection=/org/freedesktop/secrets/collection/$kwallet_wallet
+# The lived-in fixture's second wallet (KEYRING_LIVED_IN=1), closed, with a password of its own.
+kwallet_old_wallet=oldwallet
+kwallet_old_password=an-old-password-nobody-remembers
+provider_has_lived_in=yes
 
 # The daemon's name (kwalletd6 or kwalletd5), exported so that the tests know which one serves.
 kwallet_daemon=${KWALLET_DAEMON:-$(for d in kwalletd6 kwalletd5; do command -v $d >/dev/null && { echo $d; break; }; done)}
@@ -68,32 +72,34 @@ EOF
 
 kwallet_dir() { echo "${XDG_DATA_HOME:?run under scripts/with-keyring}/kwalletd"; }
 
-# pamOpen's argument: PBKDF2-HMAC-SHA512 of the empty password, 50,000 iterations, 56 bytes,
-# salted with the wallet's salt file; as a dbus-send byte array.
-kwallet_hash() {
+# pamOpen's argument: PBKDF2-HMAC-SHA512 of PASSWORD (default empty), 50,000 iterations, 56 bytes,
+# salted with WALLET's salt file; as a dbus-send byte array.
+kwallet_hash() { # kwallet_hash WALLET [PASSWORD]
   python3 -c 'import hashlib, sys
 salt = open(sys.argv[1], "rb").read()
-print(",".join(str(b) for b in hashlib.pbkdf2_hmac("sha512", b"", salt, 50000, 56)))' "$(kwallet_dir)/$kwallet_wallet.salt"
+print(",".join(str(b) for b in hashlib.pbkdf2_hmac("sha512", sys.argv[2].encode(), salt, 50000, 56)))' "$(kwallet_dir)/$1.salt" "${2:-}"
 }
 
-# Creates the wallet and opens it with no dialog. pamOpen is declared NoReply, yet sent that way
-# (dbus-send without --print-reply) it created no wallet here; sent expecting a reply, it does.
-kwallet_pam_open() {
+# Creates WALLET (default kdewallet) and opens it with no dialog. pamOpen is declared NoReply, yet
+# sent that way (dbus-send without --print-reply) it created no wallet here; sent expecting a reply, it does.
+kwallet_pam_open() { # kwallet_pam_open [WALLET [PASSWORD]]
+  local wallet=${1:-$kwallet_wallet}
+  [ -f "$(kwallet_dir)/$wallet.salt" ] || head -c 56 /dev/urandom >"$(kwallet_dir)/$wallet.salt"
   dbus --dest=$kwallet_bus $kwallet_module org.kde.KWallet.pamOpen \
-    "string:$kwallet_wallet" "array:byte:$(kwallet_hash)" int32:0 >/dev/null
+    "string:$wallet" "array:byte:$(kwallet_hash "$wallet" "${2:-}")" int32:0 >/dev/null
 }
 
-kwallet_locked() { # prints true or false
-  dbus --dest=$name $kwallet_collection org.freedesktop.DBus.Properties.Get \
+kwallet_locked() { # kwallet_locked [COLLECTION]: prints true or false
+  dbus --dest=$name "${1:-$kwallet_collection}" org.freedesktop.DBus.Properties.Get \
     string:org.freedesktop.Secret.Collection string:Locked 2>/dev/null | awk '/boolean/ {print $NF}'
 }
 
-kwallet_wait_locked() { # kwallet_wait_locked true|false
+kwallet_wait_locked() { # kwallet_wait_locked true|false [COLLECTION]
   for _ in $(seq 1 200); do
-    [ "$(kwallet_locked)" = "$1" ] && return 0
+    [ "$(kwallet_locked "${2:-}")" = "$1" ] && return 0
     sleep 0.05
   done
-  echo "keyring-ctl: timed out waiting for the wallet to be locked=$1" >&2
+  echo "keyring-ctl: timed out waiting for ${2:-the wallet} to be locked=$1" >&2
   return 1
 }
 
@@ -106,32 +112,52 @@ kwallet_launch() {
 
 # Unlocks through the Secret Service: Unlock returns a prompt, which with the empty password
 # completes with no dialog (a real desktop asks for the password here).
-kwallet_unlock() {
-  local prompt
+kwallet_unlock() { # kwallet_unlock [COLLECTION]
+  local prompt collection=${1:-$kwallet_collection}
   prompt=$(dbus --dest=$name /org/freedesktop/secrets org.freedesktop.Secret.Service.Unlock \
-    array:objpath:$kwallet_collection | awk '/object path/ {gsub(/"/, "", $3); print $3}' | tail -1)
+    array:objpath:$collection | awk '/object path/ {gsub(/"/, "", $3); print $3}' | tail -1)
   if [ -n "$prompt" ] && [ "$prompt" != / ]; then
     dbus --dest=$name "$prompt" org.freedesktop.Secret.Prompt.Prompt string: >/dev/null
   fi
-  kwallet_wait_locked false
+  kwallet_wait_locked false $collection
+}
+
+kwallet_wait_file() { # kwallet_wait_file WALLET
+  for _ in $(seq 1 200); do [ -f "$(kwallet_dir)/$1.kwl" ] && return 0; sleep 0.05; done
+  echo "keyring-ctl: $kwallet_daemon created no wallet $1" >&2
+  return 1
 }
 
 provider_start() {
-  local dir
+  local dir old=/org/freedesktop/secrets/collection/$kwallet_old_wallet
   dir=$(kwallet_dir)
   if [ ! -f "$dir/$kwallet_wallet.kwl" ]; then
     mkdir -p "$dir"
     chmod 700 "$dir"
-    head -c 56 /dev/urandom >"$dir/$kwallet_wallet.salt"
     kwallet_launch
     kwallet_pam_open
-    for _ in $(seq 1 200); do [ -f "$dir/$kwallet_wallet.kwl" ] && break; sleep 0.05; done
-    [ -f "$dir/$kwallet_wallet.kwl" ] || { echo "keyring-ctl: $kwallet_daemon created no wallet" >&2; return 1; }
+    kwallet_wait_file $kwallet_wallet
+    if [ "${KEYRING_LIVED_IN:-0}" = 1 ]; then
+      kwallet_pam_open $kwallet_old_wallet "$kwallet_old_password"
+      kwallet_wait_file $kwallet_old_wallet
+    fi
     # kwalletd5 turns wallets into collections only at start-up.
     stop TERM
   fi
   kwallet_launch
   kwallet_unlock
+  # Lived in: other clients' items in the default wallet, and the old wallet's items, filled once
+  # with the old wallet opened by its password; it is then closed, and stays closed after a restart.
+  local marker="${WITH_KEYRING_ROOT:?}/lived-in-filled"
+  if [ "${KEYRING_LIVED_IN:-0}" = 1 ] && [ ! -f "$marker" ]; then
+    # Opened by its password first, the unlock through the Secret Service then needs no dialog.
+    kwallet_pam_open $kwallet_old_wallet "$kwallet_old_password"
+    kwallet_unlock $old
+    /usr/bin/python3 "$here/providers/lived-in.py" fill $kwallet_collection $old
+    dbus --dest=$kwallet_bus $kwallet_module org.kde.KWallet.close string:$kwallet_old_wallet boolean:true >/dev/null
+    kwallet_wait_locked true $old
+    : >"$marker"
+  fi
 }
 
 provider_lock() {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fills a throwaway gnome-keyring the way years of desktop use leave one, in one client process.
+"""Fills a throwaway keyring the way years of desktop use leave one, in one client process.
 
 Usage (inside scripts/with-keyring, which runs it when given --lived-in):
   lived-in.py populate   other clients' items in login and session, an old "Default keyring" with
@@ -8,6 +8,16 @@ Usage (inside scripts/with-keyring, which runs it when given --lived-in):
                          keyring-ctl's mock prompter answers for it)
   lived-in.py unlock     after a daemon restart: unlock "Work" again (gnome-keyring's --unlock opens
                          login only), so a restarted lived-in keyring is as open as a pristine one
+  lived-in.py fill OTHERS OLD    KWallet (scripts/providers/kwallet.sh): 300 other clients' items in
+                         collection OTHERS and 40 plus the old SecretStore item in collection OLD,
+                         which the caller then locks
+  lived-in.py fill-file   libsecret's file backend (SECRET_BACKEND=file, SECRET_FILE_TEST_PATH and
+                         SECRET_FILE_TEST_PASSWORD set): 2,000 other clients' items in that keyring
+                         file, through libsecret itself (about a minute: each store rewrites the file)
+  lived-in.py kdbx-entries others|old   KeePassXC (scripts/providers/keepassxc.sh): the same items as
+                         KeePass XML <Entry> elements, which keepassxc-cli imports into a database:
+                         made through KeePassXC's CreateItem, a database's entries now and then lost
+                         every attribute when it was saved (1 run in 3), so they are made offline
 
 It talks D-Bus with jeepney over a plain session, through gnome-keyring's private interface for
 collections with a given password (CreateWithMasterPassword, UnlockWithMasterPassword), because
@@ -52,11 +62,50 @@ def other_items(count, start=0):
         yield attrs, label(n), f"secret-{n}".encode()
 
 
+# One item a test addresses (TestProvider.livedInOldItem): SecretStore's shape, in the locked keyring.
+OLD_ITEM = ({"service": "io.keyringidentity.lived-in.old", "username": "", "xdg:schema": "io.keyringidentity.SecretStore"},
+            "io.keyringidentity.lived-in.old", b"from-the-old-keyring")
+
+
+def kdbx_entries(which):
+    """KeePass XML entries: the label is the Title, the secret the Password, each attribute a string field."""
+    from xml.sax.saxutils import escape
+    import base64
+    import uuid
+    items = other_items(300) if which == "others" else list(other_items(40, start=2000)) + [OLD_ITEM]
+    for attrs, label, value in items:
+        fields = {"Title": label, "Password": value.decode(), **attrs}
+        strings = "".join(f"<String><Key>{escape(k)}</Key><Value>{escape(v)}</Value></String>" for k, v in fields.items())
+        print(f"<Entry><UUID>{base64.b64encode(uuid.uuid4().bytes).decode()}</UUID>{strings}</Entry>")
+    return 0
+
+
+def fill_file():
+    """Stores the items through libsecret, which writes them to its file backend's keyring file."""
+    if os.environ.get("SECRET_BACKEND") != "file" or not os.environ.get("SECRET_FILE_TEST_PATH"):
+        raise SystemExit("lived-in: fill-file needs SECRET_BACKEND=file and SECRET_FILE_TEST_PATH")
+    import gi
+    gi.require_version("Secret", "1")
+    from gi.repository import Secret
+    for attrs, label, value in other_items(2000):
+        if not Secret.password_store_sync(None, attrs, None, label, value.decode(), None):
+            raise SystemExit(f"lived-in: storing {label} in the keyring file failed")
+    return 0
+
+
 def main():
     command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command == "kdbx-entries":
+        return kdbx_entries(sys.argv[2])
+    if command == "fill-file":
+        return fill_file()
     # Not the login password: gnome-keyring would then open "Work" on Unlock with no prompt at all.
     password = os.environ["WITH_KEYRING_PASSWORD"].encode() + b"-work"
     bus = open_dbus_connection(bus="SESSION")
+    # Prompts' Completed signals (KeePassXC's CreateItem), which a plain connection is not sent.
+    bus.send_and_get_reply(new_method_call(DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus",
+                                                       interface="org.freedesktop.DBus"), "AddMatch", "s",
+                                           ("type='signal',interface='org.freedesktop.Secret.Prompt',member='Completed'",)), timeout=30)
     call = lambda msg: unwrap_msg(bus.send_and_get_reply(msg, timeout=30))  # raises on an error reply
     session = call(new_method_call(SERVICE, "OpenSession", "sv", ("plain", ("s", ""))))[1]
     secret = lambda value: (session, b"", value, "text/plain")
@@ -76,7 +125,7 @@ def main():
         if work:
             call(new_method_call(internal, "UnlockWithMasterPassword", "o(oayays)", (work, secret(password))))
         return 0
-    if command != "populate":
+    if command not in ("populate", "fill"):
         print(__doc__, file=sys.stderr)
         return 64
 
@@ -90,22 +139,44 @@ def main():
                 properties = {"org.freedesktop.Secret.Item.Label": ("s", label),
                               "org.freedesktop.Secret.Item.Attributes": ("a{ss}", attrs)}
                 bus.send(new_method_call(address, "CreateItem", "a{sv}(oayays)b", (properties, secret(value), False)))
+            prompts = []
             for _ in window:
                 reply = bus.receive(timeout=60)
                 while HeaderFields.reply_serial not in reply.header.fields:  # a signal: not ours
                     reply = bus.receive(timeout=60)
-                # Each CreateItem must have made its item at once, with no prompt.
-                if reply.header.message_type == MessageType.error or reply.body[0] == "/":
+                if reply.header.message_type == MessageType.error or (reply.body[0] == "/" and reply.body[1] == "/"):
                     raise SystemExit(f"lived-in: CreateItem in {collection} failed: {reply.body}")
+                if reply.body[0] == "/":
+                    prompts.append(reply.body[1])
+            # KeePassXC answers every CreateItem with a prompt, which completes at once with every
+            # confirmation off; gnome-keyring and KWallet make the item at once.
+            for path in prompts:
+                bus.send(new_method_call(DBusAddress(path, bus_name="org.freedesktop.secrets",
+                                                     interface="org.freedesktop.Secret.Prompt"), "Prompt", "s", ("",)))
+            completed = replied = 0  # both counted: the bus limits a connection's pending replies
+            while completed < len(prompts) or replied < len(prompts):
+                message = bus.receive(timeout=60)
+                if message.header.message_type == MessageType.error:
+                    raise SystemExit(f"lived-in: a CreateItem prompt in {collection} failed: {message.body}")
+                if message.header.message_type == MessageType.method_return:
+                    replied += 1
+                elif message.header.fields.get(HeaderFields.member) == "Completed":
+                    if message.body[0]:
+                        raise SystemExit(f"lived-in: a CreateItem prompt in {collection} was dismissed")
+                    completed += 1
+
+    old_item = OLD_ITEM
+    if command == "fill":
+        others, old = sys.argv[2], sys.argv[3]
+        create(others, other_items(300))
+        create(old, list(other_items(40, start=2000)) + [old_item])
+        return 0
 
     login = "/org/freedesktop/secrets/collection/login"
     create(login, other_items(500))
     create("/org/freedesktop/secrets/collection/session", other_items(1500, start=500))
     old = call(new_method_call(internal, "CreateWithMasterPassword", "a{sv}(oayays)",
                                ({LABEL: ("s", "Default keyring")}, secret(OLD_PASSWORD))))[0]
-    # One item a test addresses (TestProvider.livedInOldItem): SecretStore's shape, in the locked keyring.
-    old_item = ({"service": "io.keyringidentity.lived-in.old", "username": "", "xdg:schema": "io.keyringidentity.SecretStore"},
-                "io.keyringidentity.lived-in.old", b"from-the-old-keyring")
     create(old, list(other_items(40, start=2000)) + [old_item])
     work = call(new_method_call(internal, "CreateWithMasterPassword", "a{sv}(oayays)",
                                 ({LABEL: ("s", "Work")}, secret(password))))[0]
