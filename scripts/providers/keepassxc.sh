@@ -115,36 +115,6 @@ kpx_wait_locked() { # kpx_wait_locked OBJECT-PATH true|false
 
 kpx_main_window=org.keepassxc.KeePassXC.MainWindow
 
-kpx_item_count() { # kpx_item_count OBJECT-PATH: how many items the collection exposes now
-  dbus --dest=$name "$1" org.freedesktop.DBus.Properties.Get \
-    string:org.freedesktop.Secret.Collection string:Items 2>/dev/null | grep -c "object path" || true
-}
-
-# KeePassXC reports a database unlocked (Locked false) a moment before it exposes its items again
-# (Collection::reloadBackend runs on databaseUnlocked, after the lock state changed), so a search
-# in between misses them: in 1 of 6 lived-in runs, an item of a just-unlocked database was not
-# found. Each lock records the count it hid (kpx_record_items); each unlock waits for it.
-kpx_record_items() { # kpx_record_items DB
-  local path
-  path=$(kpx_collection "$1")
-  [ "$(kpx_locked "$path")" = false ] && kpx_item_count "$path" >"$(kpx_dir)/$1.items"
-  return 0
-}
-
-kpx_wait_items() { # kpx_wait_items DB: the count is used once (a lock the harness did not make records none)
-  local path want record
-  path=$(kpx_collection "$1")
-  record="$(kpx_dir)/$1.items"
-  want=$(cat "$record" 2>/dev/null || echo 0)
-  rm -f "$record"
-  for _ in $(seq 1 200); do
-    [ "$(kpx_item_count "$path")" -ge "$want" ] && return 0
-    sleep 0.05
-  done
-  echo "keyring-ctl: $1 was unlocked but exposed fewer than its $want items within 10 s" >&2
-  return 1
-}
-
 kpx_wait_main_window() {
   for _ in $(seq 1 400); do
     dbus --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner "string:$kpx_main_window" 2>/dev/null |
@@ -190,7 +160,6 @@ kpx_start_lived_in() {
 provider_lock() { # provider_lock [keyring|second]
   local path prompt
   path=$(kpx_collection "${1:-keyring}")
-  kpx_record_items "${1:-keyring}"
   prompt=$(dbus --dest=$name /org/freedesktop/secrets org.freedesktop.Secret.Service.Lock "array:objpath:$path" |
     awk '/object path/ {p=$3} END {gsub(/"/, "", p); print p}')
   if [ -n "$prompt" ] && [ "$prompt" != / ]; then
@@ -210,7 +179,7 @@ provider_unlock() { # provider_unlock [keyring|second]
     org.keepassxc.KeePassXC.MainWindow.openDatabase "string:$(kpx_dir)/$db.kdbx" "string:$WITH_KEYRING_PASSWORD" string: \
     >/dev/null 2>&1 || true
   for _ in $(seq 1 60); do
-    [ "$(kpx_locked "$path")" = false ] && { kpx_wait_items "$db"; kpx_refocus_lived_in "$db"; return 0; }
+    [ "$(kpx_locked "$path")" = false ] && { kpx_refocus_lived_in "$db"; return 0; }
     sleep 0.05
   done
   echo "keyring-ctl: KeePassXC did not unlock $db through openDatabase (a pending unlock dialog?): restarting it" >&2
@@ -231,7 +200,6 @@ kpx_open() { # kpx_open DB: openDatabase, then wait until it is unlocked
   dbus --dest=$kpx_main_window /keepassxc org.keepassxc.KeePassXC.MainWindow.openDatabase \
     "string:$(kpx_dir)/$1.kdbx" "string:$WITH_KEYRING_PASSWORD" string: >/dev/null
   kpx_wait_locked "$(kpx_collection "$1")" false
-  kpx_wait_items "$1"
 }
 
 # A second database, opened (and made the active tab, so the default alias) beside the first.
@@ -247,7 +215,7 @@ kpx_save_all() {
   local db path open=()
   for db in keyring second old other; do
     path=$(kpx_collection "$db")
-    [ "$(kpx_locked "$path")" = false ] && { kpx_record_items $db; open+=("$path"); }
+    [ "$(kpx_locked "$path")" = false ] && open+=("$path")
   done
   [ ${#open[@]} -gt 0 ] || return 0
   dbus --dest=$kpx_main_window /keepassxc org.keepassxc.KeePassXC.MainWindow.lockAllDatabases >/dev/null 2>&1 || true

@@ -108,6 +108,9 @@ enum ServiceSignals {
         _ = listeners.withLock { $0.all.removeValue(forKey: key) }
     }
 
+    /// How many listeners are registered (a leak test counts them).
+    static var listenerCount: Int { listeners.withLock { $0.all.count } }
+
     private static func follow(_ state: inout State) {
         guard let connection = OpaquePointer(bitPattern: state.connectionAddress) else { return }
         let current = owner.withLock { $0.name }

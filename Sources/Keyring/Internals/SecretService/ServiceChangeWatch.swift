@@ -50,11 +50,17 @@ final class ServiceChangeWatch: @unchecked Sendable {
         reportedGone.insert(path)
     }
 
+    /// How many watches are alive: what a leak test counts (`LeakCounts`), exactly, instead of memory.
+    static let liveCount = Atomic<Int>(0)
+
     private init(_ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation) {
         self.scope = scope
         self.timeout = timeout
         self.continuation = continuation
+        Self.liveCount.add(1, ordering: .relaxed)
     }
+
+    deinit { Self.liveCount.subtract(1, ordering: .relaxed) }
 
     /// Subscribes and takes the first look; returns what stops the watch.
     static func start(
