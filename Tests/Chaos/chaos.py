@@ -158,6 +158,8 @@ class Chaos:
             for name in ("SECRET_BACKEND", "SECRET_FILE_TEST_PATH", "SECRET_FILE_TEST_PASSWORD"):
                 self.envs["ssh"].pop(name, None)
             self.OPS = self.FILE_OPS
+            if os.environ.get("KEYRING_LIVED_IN") == "1":
+                self.fill_lived_in_file(files)
         tag = self.tag = uuid.uuid4().hex[:6]
         self.scopes = [
             Scope("app", f"chaos.{tag}.one", [f"chaos.{tag}.one"]),
@@ -181,6 +183,25 @@ class Chaos:
         self.flooder = None          # the running signal flood (busload.py flood), if any
 
     # ---- plumbing -------------------------------------------------------------------------
+    def fill_lived_in_file(self, files):
+        """--lived-in with the file backend: the keyring file starts with 2,000 other clients' items.
+
+        A file already filled (scripts/test's, named by LIVED_IN_KEYRING_FILE with its key in
+        LIVED_IN_KEYRING_KEY) is copied; else scripts/providers/lived-in.py fills one (about a minute).
+        """
+        filled, key = os.environ.get("LIVED_IN_KEYRING_FILE"), os.environ.get("LIVED_IN_KEYRING_KEY")
+        if filled and key and os.path.exists(filled):
+            with open(filled, "rb") as source, open(self.keyring_file, "wb") as target:
+                target.write(source.read())
+            os.chmod(self.keyring_file, 0o600)
+            self.key = key
+            files["SECRET_FILE_TEST_PASSWORD"] = key
+            self.envs["desktop"]["SECRET_FILE_TEST_PASSWORD"] = key
+            self.envs["sandbox"]["SECRET_FILE_TEST_PASSWORD"] = key
+            return
+        filler = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "providers", "lived-in.py")
+        subprocess.run(["/usr/bin/python3", filler, "fill-file"], env=dict(os.environ, **files), check=True)
+
     def ctl_run(self, command):
         if command != "pid":
             self.transcript.append(f"scripts/keyring-ctl {command}")
