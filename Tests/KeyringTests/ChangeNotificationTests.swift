@@ -252,12 +252,16 @@ struct ChangeNotificationTests {
         // lived-in kwalletd5; alone it passed). A watch that leaks is a watch object or a listener
         // that outlives its cycle, and that count is exact. Bytes leaked otherwise are
         // LeakSanitizer's to find (scripts/sanitize).
-        let before = (watches: await Self.settledWatchCount(), listeners: LeakCounts.signalListeners,
-                      rss: try MemoryTests.residentKiB(), fds: Self.openDescriptors(), threads: Self.threads())
+        let before = (
+            watches: await Self.settledWatchCount(), listeners: LeakCounts.signalListeners,
+            rss: try MemoryTests.residentKiB(), fds: Self.openDescriptors(), threads: Self.threads()
+        )
         let start = ContinuousClock.now
         for _ in 0..<10_000 { try await cycle() }
-        let after = (watches: await Self.settledWatchCount(target: before.watches), listeners: LeakCounts.signalListeners,
-                     rss: try MemoryTests.residentKiB(), fds: Self.openDescriptors(), threads: Self.threads())
+        let after = (
+            watches: await Self.settledWatchCount(target: before.watches), listeners: LeakCounts.signalListeners,
+            rss: try MemoryTests.residentKiB(), fds: Self.openDescriptors(), threads: Self.threads()
+        )
         print(
             "watch-cycles \(TestProvider.name): 10000 cycles in \(milliseconds(ContinuousClock.now - start)) ms,",
             "watches \(before.watches) -> \(after.watches), listeners \(before.listeners) -> \(after.listeners),",

@@ -7,8 +7,8 @@
 // items, and the file backend have suites of their own below.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 @Suite(
     "Lived-in keyring: a locked second keyring never blocks other items", .serialized,

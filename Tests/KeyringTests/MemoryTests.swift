@@ -45,7 +45,8 @@ struct MemoryTests {
         for _ in 0..<1000 { Self.referenceLookup(service: store.identifier) }
         let afterReference = Self.heapBytes()
         try store.reset()
-        let ours = (afterOurs - start) / 1024, reference = (afterReference - afterOurs) / 1024
+        let ours = (afterOurs - start) / 1024
+        let reference = (afterReference - afterOurs) / 1024
         print("memory: 1000 reads grew the heap by \(ours) KiB, 1000 libsecret lookups by \(reference) KiB")
         #expect(start > 0, "mallinfo2 answers (glibc 2.33 or later)")
         #expect(ours <= reference + reference / 2 + 1024, "ours grew \(ours) KiB, libsecret's lookup \(reference) KiB")
