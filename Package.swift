@@ -57,6 +57,9 @@ let package = Package(
         // The keyring contract: the same tests against KeyringTesting's in-memory keyring and the
         // real provider of the harness they run in.
         .testTarget(name: "KeyringContractTests", dependencies: ["Keyring", "KeyringTesting", "DeviceIdentity", "TestSupport"]),
+        // The identifier rule over every order of events, in process: the memory keyring and
+        // real state directories, no daemon.
+        .testTarget(name: "EventOrderTests", dependencies: ["DeviceIdentity", "Keyring", "KeyringTesting"]),
         // keyring-sandbox, run as a built binary against the real gnome-keyring it starts.
         .testTarget(name: "KeyringSandboxTests", dependencies: ["TestSupport"]),
     ],

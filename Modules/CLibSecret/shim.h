@@ -888,4 +888,27 @@ static inline size_t kr_heap_bytes_in_use(void) {
 #endif
 }
 
+// MARK: file times
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <linux/stat.h>
+
+/// When `path` (a final symlink itself, not its target) was created, from statx(2): FALSE where
+/// the kernel or the filesystem records no birth time. Through syscall(2), since Swift's Glibc
+/// module declares no statx.
+static inline gboolean kr_birth_time(const char *path, gint64 *seconds, guint32 *nanoseconds) {
+#if defined(SYS_statx) && defined(STATX_BTIME)
+    struct statx info;
+    if (syscall(SYS_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &info) != 0) return FALSE;
+    if (!(info.stx_mask & STATX_BTIME)) return FALSE;
+    *seconds = info.stx_btime.tv_sec;
+    *nanoseconds = info.stx_btime.tv_nsec;
+    return TRUE;
+#else
+    (void)path; (void)seconds; (void)nanoseconds;
+    return FALSE;
+#endif
+}
+
 #endif

@@ -44,7 +44,8 @@ public struct IdentifierResolver: Sendable {
     /// The backup file's path, or nil when there is none.
     public var backupPath: String? { backup?.path }
 
-    let backup: BackupFile?
+    /// `var` so the event-order tests can observe its durable steps; never changed in use.
+    var backup: BackupFile?
     let lock: FirstRunLock
     let cache = ResolutionCache()
 

@@ -45,7 +45,7 @@ public final class MemoryKeyring: Sendable {
         case ignore
     }
 
-    struct Stored {
+    struct Stored: Sendable {
         var item: KeyringItem
         var secret: Data
         var contentType: String
@@ -176,6 +176,31 @@ public final class MemoryKeyring: Sendable {
         }
     }
 
+    /// Called after each change a call makes to the items, once it is committed: a point a kill
+    /// could not undo. The event-order tests stop the world there.
+    package let afterChange = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// The items as they are now, to be put back with `restore(_:)`.
+    package struct Snapshot: Sendable {
+        let items: [Stored]
+        let nextNumber: Int
+    }
+
+    /// The items and the next object number, exactly (times and object paths included).
+    package func snapshot() -> Snapshot {
+        state.withLock { Snapshot(items: $0.items, nextNumber: $0.nextNumber) }
+    }
+
+    /// Puts back the items of `snapshot`; the lock, the answer and the faults stay.
+    package func restore(_ snapshot: Snapshot) {
+        changes.withLock {
+            state.withLock { state in
+                state.items = snapshot.items
+                state.nextNumber = snapshot.nextNumber
+            }
+        }
+    }
+
     /// Removes every item (the lock, the answer and the faults stay).
     public func removeAll() {
         changes.withLock { state.withLock { $0.items.removeAll() } }
@@ -224,7 +249,10 @@ extension MemoryKeyring: LocalKeyring {
             return MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: prompt == nil, outcome: outcome)
         }
         let result = try body(view)
-        if view.edited { state.withLock { $0.items = view.items } }
+        if view.edited {
+            state.withLock { $0.items = view.items }
+            afterChange.withLock { $0 }?()
+        }
         return result
     }
 

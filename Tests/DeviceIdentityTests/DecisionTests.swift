@@ -55,7 +55,8 @@ struct DecisionTests {
     static let locked: Reading = .failed(.locked(itemExists: true))
     static let invalid: Reading = .invalid(reason: "empty", invalid: [item], valid: [])
     static let present = BackupState.present(record)
-    static let corrupt = BackupState.corrupt(reason: "garbage", quarantinedAs: "/b/identifier.corrupt-1")
+    /// Written whole at 1200 (the file's birth), damaged later.
+    static let corrupt = BackupState.corrupt(reason: "garbage", quarantinedAs: "/b/identifier.corrupt-1", born: Date(timeIntervalSince1970: 1200))
     static let unreadable = BackupState.unreadable(reason: "EACCES")
 
     /// keyring reading × backup state → plan. The cardinal rule in one table.
@@ -250,5 +251,35 @@ struct DecisionTests {
         let before = ResetRecord(checksums: [Self.record.checksum], time: Date(timeIntervalSince1970: 1100))
         #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: before), Self.present, quarantined: "/b/identifier.corrupt-1")))
                 == "fail corrupt", "a copy quarantined after the reset may hold a newer identifier")
+    }
+
+    @Test("a damaged backup written before the latest reset is void, in every order of damage, reset and quarantine")
+    func damagedBeforeResetIsVoid() {
+        let resetAfter = ResetRecord(checksums: [], time: Date(timeIntervalSince1970: 1500))
+        let resetBefore = ResetRecord(checksums: [], time: Date(timeIntervalSince1970: 1100))
+        let unmoved = BackupState.corrupt(reason: "it is empty", quarantinedAs: nil, born: Date(timeIntervalSince1970: 1200))
+        // Damaged before a reset made elsewhere, then read: not yet moved aside, moved aside now, or earlier.
+        for (backup, quarantined) in [(unmoved, nil), (Self.corrupt, "/b/identifier.corrupt-1"), (BackupState.absent, "/b/identifier.corrupt-1")] {
+            let plan = Decision.decide(Self.facts(.absent(reset: resetAfter), backup, quarantined: quarantined))
+            guard case .create(let creation) = plan else {
+                Issue.record("a copy written before the reset still blocks: \(Self.shape(plan))")
+                continue
+            }
+            #expect(creation.discardsBackup == (backup != .absent))
+            #expect(creation.discardsQuarantinedBefore == (quarantined == nil ? nil : resetAfter.time))
+            // The same copy written after the reset may hold a live identifier.
+            #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: resetBefore), backup, quarantined: quarantined))) == "fail corrupt")
+        }
+        // A reset killed after its pending mark, then the backup damaged in place: the mark's time voids it too.
+        let pending = PendingReset(voidChecksum: Self.record.checksum, time: Date(timeIntervalSince1970: 1500))
+        #expect(Self.shape(Decision.decide(Self.facts(Self.absent, unmoved, pending: pending))) == "create keyring+backup discard")
+        #expect(Self.shape(Decision.decide(Self.facts(Self.headless, unmoved, pending: pending))) == "create backup-only discard")
+        #expect(Self.shape(Decision.decide(Self.facts(Self.unreachable, unmoved, pending: pending))) == "fail unreachable",
+                "with the copy void, what blocks is the keyring, and the error says so")
+        let earlierPending = PendingReset(voidChecksum: nil, time: Date(timeIntervalSince1970: 1100))
+        #expect(Self.shape(Decision.decide(Self.facts(Self.absent, unmoved, pending: earlierPending))) == "fail corrupt")
+        // No known birth: never void.
+        let unknown = BackupState.corrupt(reason: "garbage", quarantinedAs: nil, born: nil)
+        #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: resetAfter), unknown))) == "fail corrupt")
     }
 }

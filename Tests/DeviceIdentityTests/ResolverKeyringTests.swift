@@ -368,6 +368,85 @@ struct ResolverKeyringTests {
         let served = try fixture.resolver().resolve()
         #expect(!served.description.contains(value))
     }
+
+    /// The same app in a sandbox: the same keyring, its own state directory.
+    static func sandboxResolver(of fixture: Fixture) throws -> IdentifierResolver {
+        try IdentifierResolver(
+            scope: .app(fixture.appID), keyring: Keyring(timeout: .seconds(5)),
+            backup: .directory(fixture.directory + "/sandbox-state/" + fixture.appID), lockDirectories: [fixture.directory + "/sandbox-lock"])
+    }
+
+    /// Damages the backup in place, as a disk fault does: the same file, cut short or zeroed.
+    static func damageInPlace(_ path: String, zeroing: Bool) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        if zeroing {
+            let size = try handle.seekToEnd()
+            try handle.seek(toOffset: 0)
+            try handle.write(contentsOf: Data(count: Int(size)))
+        } else {
+            try handle.truncate(atOffset: 7)
+        }
+    }
+
+    @Test("a backup damaged before a reset made in another environment is void: the next get makes the one new identifier", arguments: [
+        "truncated", "zeroed",
+    ])
+    func damagedThenResetElsewhere(kind: String) throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let old = try fixture.resolver().identifier()
+        try Self.damageInPlace(fixture.backupPath, zeroing: kind == "zeroed")
+        usleep(20_000)  // the reset's record counts in milliseconds
+        try Self.sandboxResolver(of: fixture).reset()
+        let desktop = try fixture.resolver().resolve()
+        #expect(desktop.value != old)
+        #expect(desktop.provenance == .generated(policy: "randomUUID"))
+        #expect(desktop.conflicts.contains { $0.contains("written before the identifier was reset") }, "\(desktop.conflicts)")
+        #expect(try Self.sandboxResolver(of: fixture).resolve().value == desktop.value)
+        #expect(try fixture.resolver().resolve().value == desktop.value, "and on every later run")
+        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.backupDirectory).filter { $0.contains(".corrupt-") }
+        #expect(left.isEmpty, "the void copy is gone: \(left)")
+    }
+
+    @Test("a reset killed after its pending mark, then the backup damaged in place: the next get completes the reset and makes one new identifier")
+    func killedResetThenDamaged() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let resolver = try fixture.resolver()
+        let old = try resolver.identifier()
+        // What a reset killed right after its first durable step leaves: the mark, and both stores as they were.
+        try resolver.backup!.markPendingReset(voidChecksum: BackupRecord.checksum(old))
+        usleep(20_000)
+        try Self.damageInPlace(fixture.backupPath, zeroing: false)
+        let first = try fixture.resolver().resolve()
+        #expect(first.value != old)
+        #expect(try fixture.keyringValue() == first.value)
+        #expect(try fixture.resolver().resolve().value == first.value, "no block on the runs after")
+        #expect(try Self.sandboxResolver(of: fixture).resolve().value == first.value)
+    }
+
+    @Test("a corrupt backup written after the latest reset may hold a live identifier: it blocks, and the reset it names lifts the block")
+    func corruptAfterResetBlocksUntilReset() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let resolver = try fixture.resolver()
+        let old = try resolver.identifier()
+        try resolver.backup!.markPendingReset(voidChecksum: BackupRecord.checksum(old))
+        usleep(20_000)
+        // A new file, not a change in place: for all the resolver can tell, written by a run after the reset.
+        try FileManager.default.removeItem(atPath: fixture.backupPath)
+        try Data("{\"format\":1,\"scope\":\"app\"".utf8).write(to: URL(fileURLWithPath: fixture.backupPath))
+        let error = identityError { try fixture.resolver().resolve() }
+        guard case .backupCorrupt = error else {
+            Issue.record("not backupCorrupt: \(String(describing: error))")
+            return
+        }
+        #expect(String(describing: error!).contains("run reset"))
+        try fixture.resolver().reset()
+        let after = try fixture.resolver().resolve()
+        #expect(after.value != old && after.provenance == .generated(policy: "randomUUID"))
+    }
 }
 
 import Synchronization

@@ -37,7 +37,7 @@ enum Decision {
         let value: String
     }
 
-    /// A backup moved aside as corrupt, and when it was last written.
+    /// A backup moved aside as corrupt, and when it was written (``BackupFile/writtenWhole(_:)``).
     struct QuarantinedCopy: Equatable {
         let path: String
         let written: Date?
@@ -105,6 +105,19 @@ enum Decision {
         case fail(IdentityError)
     }
 
+    /// The latest reset this decision knows of: the keyring's reset record (any environment's)
+    /// or this environment's pending one, whichever is later.
+    static func latestReset(keyring: KeyringReading, pending: PendingReset?) -> Date? {
+        var latest = pending?.time
+        if case .absent(let reset) = keyring, let time = reset.time, latest.map({ time > $0 }) ?? true { latest = time }
+        return latest
+    }
+
+    /// Whether a copy written at `written` predates `reset`. An unknown time never does.
+    static func writtenBefore(_ written: Date?, _ reset: Date) -> Bool {
+        (written ?? .distantFuture) < reset
+    }
+
     /// Byte equality: Swift's `==` treats NFC and NFD as equal, but the stores must hold the same bytes.
     static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.elementsEqual(rhs.utf8)
@@ -134,19 +147,28 @@ enum Decision {
             backupIsVoid = true
             conflicts.append("the backup file held an identifier that was reset; it was discarded")
         }
-        // It voids every identifier made before it, so also what a copy quarantined before it held.
-        let writtenBefore = { (copy: QuarantinedCopy, time: Date) in (copy.written ?? .distantFuture) < time }
-        if case .absent(let reset) = keyring, let time = reset.time, quarantined.contains(where: { writtenBefore($0, time) }) {
-            quarantined.removeAll { writtenBefore($0, time) }
-            quarantineVoidBefore = time
-            conflicts.append("a backup moved aside before the identifier was reset was discarded")
+        // Every identifier made before a reset is void, so is every damaged copy written before it,
+        // in either order of damage and reset, and whether it was moved aside before or after the
+        // reset: such a copy can only hold a reset identifier. A copy written after the latest
+        // reset may hold a live one, and still blocks.
+        if let latestReset = Self.latestReset(keyring: keyring, pending: facts.pendingReset) {
+            if case .corrupt(let reason, _, let born) = backup, Self.writtenBefore(born, latestReset) {
+                backup = .absent
+                backupIsVoid = true
+                conflicts.append("the backup file was corrupt (\(reason)) but written before the identifier was reset; it was discarded")
+            }
+            if quarantined.contains(where: { Self.writtenBefore($0.written, latestReset) }) {
+                quarantined.removeAll { Self.writtenBefore($0.written, latestReset) }
+                quarantineVoidBefore = latestReset
+                conflicts.append("a backup moved aside as corrupt, written before the identifier was reset, was discarded")
+            }
         }
 
         var record: BackupRecord?
         switch backup {
         case .present(let present): record = present
         case .absent: break
-        case .corrupt(let reason, let quarantinedAs):
+        case .corrupt(let reason, let quarantinedAs, _):
             conflicts.append("backup file " + (quarantinedAs.map { "quarantined as \($0)" } ?? "is corrupt") + " (\(reason))")
         case .unreadable(let reason):
             conflicts.append("backup file unreadable (\(reason))")
@@ -163,7 +185,7 @@ enum Decision {
         func backupFailure() -> IdentityError? {
             switch backup {
             case .unreadable(let reason): return .backupUnreadable(path: facts.backupPath, reason: reason)
-            case .corrupt(let reason, let quarantinedAs):
+            case .corrupt(let reason, let quarantinedAs, _):
                 return .backupCorrupt(path: quarantinedAs ?? facts.backupPath, reason: reason)
             default:
                 if let lost = quarantined.first {
@@ -233,7 +255,10 @@ enum Decision {
         case .headless(let error):
             if let record { return fromBackup(record, repairs: [], problem: error) }
             if let failure = backupFailure() { return .fail(failure) }
-            return .create(Creation(writesKeyring: false, keyringProblem: error, discardsBackup: backupIsVoid, conflicts: conflicts))
+            return .create(
+                Creation(
+                    writesKeyring: false, keyringProblem: error, discardsBackup: backupIsVoid, conflicts: conflicts,
+                    discardsQuarantinedBefore: quarantineVoidBefore))
 
         case .unreachable(let error):
             if let record { return fromBackup(record, repairs: [], problem: error) }
@@ -247,7 +272,10 @@ enum Decision {
         case .notUsed:
             if let record { return fromBackup(record, repairs: [], problem: nil) }
             if let failure = backupFailure() { return .fail(failure) }
-            return .create(Creation(writesKeyring: false, keyringProblem: nil, discardsBackup: backupIsVoid, conflicts: conflicts))
+            return .create(
+                Creation(
+                    writesKeyring: false, keyringProblem: nil, discardsBackup: backupIsVoid, conflicts: conflicts,
+                    discardsQuarantinedBefore: quarantineVoidBefore))
         }
     }
 }

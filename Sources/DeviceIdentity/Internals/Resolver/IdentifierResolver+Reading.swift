@@ -83,7 +83,10 @@ extension IdentifierResolver {
         let directory = String(path[..<path.lastIndex(of: "/")!])
         guard (try? StateDirectories.makePrivateDirectory(directory)) != nil else { return }
         let fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd >= 0 { close(fd) }
+        if fd >= 0 {
+            close(fd)
+            backup?.durableStep?("keyring-seen")
+        }
     }
 
     // MARK: Reading
@@ -160,11 +163,14 @@ extension IdentifierResolver {
         if case .present = backup?.read(quarantine: false) ?? .absent { backupHoldsValue = true }
         var keyringNow = readKeyring(budget, mayPrompt: !backupHoldsValue)
         let backupNow = backup?.read(quarantine: quarantine) ?? .absent
-        // Only a backup about to be restored into the keyring, or a quarantined one that blocks
-        // creation, needs the reset record.
+        // Only a backup about to be restored into the keyring, or a corrupt or quarantined one
+        // that blocks creation unless a later reset voids it, needs the reset record.
         let quarantined = backup?.quarantinedCopies() ?? []
         var needsResetRecord = !quarantined.isEmpty
-        if case .present = backupNow { needsResetRecord = true }
+        switch backupNow {
+        case .present, .corrupt: needsResetRecord = true
+        case .absent, .unreadable: break
+        }
         if case .absent = keyringNow, needsResetRecord {
             switch readTombstone(budget) {
             case .success(let reset): keyringNow = .absent(reset: reset)

@@ -48,7 +48,8 @@ enum BackupState: Equatable {
     case present(BackupRecord)
     case absent
     /// Bad content, or something planted at the path; already moved aside to `quarantinedAs`.
-    case corrupt(reason: String, quarantinedAs: String?)
+    /// `born` is when the file was made (``BackupFile/writtenWhole(_:)``): a reset made later voids it.
+    case corrupt(reason: String, quarantinedAs: String?, born: Date?)
     /// Exists but cannot be read (permissions, I/O): not absent.
     case unreadable(reason: String)
 }
@@ -64,6 +65,9 @@ struct BackupFile: Sendable {
     let fileName: String
     /// True for the library's own per-scope directory.
     let isStandard: Bool
+    /// Called after each change that would survive a kill (a rename or removal here, the
+    /// keyring-seen marker), with its name: the event-order tests stop the world there. Nil in use.
+    var durableStep: (@Sendable (String) -> Void)?
 
     /// A backup in `directory`. The standard directory is the scope's own, so the file is
     /// `identifier`; a directory the caller chose may hold both scopes, so a vendor's file is
@@ -181,6 +185,7 @@ struct BackupFile: Sendable {
             unlink(temporary)
             throw unwritable(Errno.text(code))
         }
+        durableStep?("write " + target.lastComponent)
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 {
             fsync(directoryFD)
@@ -201,7 +206,7 @@ struct BackupFile: Sendable {
 
     /// Removes the backup; an absent file is fine.
     func delete() throws(IdentityError) {
-        if unlink(path) != 0 && errno != ENOENT { throw unwritable(Errno.text(errno)) }
+        if unlink(path) == 0 { durableStep?("remove backup") } else if errno != ENOENT { throw unwritable(Errno.text(errno)) }
     }
 
     /// Creates the directory 0700 (and missing parents), refusing a symlink or another owner.
@@ -210,37 +215,39 @@ struct BackupFile: Sendable {
     }
 
     private func quarantine(moving: Bool, because reason: String) -> BackupState {
-        guard moving else { return .corrupt(reason: reason, quarantinedAs: nil) }
+        let born = Self.writtenWhole(path)
+        guard moving else { return .corrupt(reason: reason, quarantinedAs: nil, born: born) }
         let target = "\(path)\(Self.quarantineMarker)\(Int(Date().timeIntervalSince1970))-\(getpid())"
         let moved = rename(path, target) == 0
-        return .corrupt(reason: reason, quarantinedAs: moved ? target : nil)
+        if moved { durableStep?("quarantine") }
+        return .corrupt(reason: reason, quarantinedAs: moved ? target : nil, born: born)
+    }
+
+    /// When the content at `path` was last written whole. Every write here makes a new file
+    /// (temp file, then rename), so that is the file's birth; damage in place (truncation, a
+    /// disk fault) keeps it. Where the filesystem records no birth, the last modification stands
+    /// in, which damage moves later: such a copy then counts as written after a reset it predates.
+    static func writtenWhole(_ path: String) -> Date? {
+        FileTimes.bornOrModified(path)
     }
 
     static let quarantineMarker = ".corrupt-"
 
     /// Removes the backups moved aside earlier: a reset means the user chose to start over.
-    /// - Parameter before: remove only files last written before this time (those of the epoch a
-    ///   pending reset ended); nil removes them all.
+    /// - Parameter before: remove only copies written before this time (``writtenWhole(_:)``: those
+    ///   of the identifiers a reset at that time voided); nil removes them all.
     func removeQuarantinedFiles(writtenBefore before: Date? = nil) {
         for file in quarantinedFiles() {
             if let before {
-                var info = stat()
-                guard lstat(file, &info) == 0,
-                    Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9 < before.timeIntervalSince1970
-                else { continue }
+                guard let written = Self.writtenWhole(file), written < before else { continue }
             }
-            unlink(file)
+            if unlink(file) == 0 { durableStep?("remove quarantined copy") }
         }
     }
 
-    /// `quarantinedFiles()`, each with when it was last written.
+    /// `quarantinedFiles()`, each with when it was written (``writtenWhole(_:)``).
     func quarantinedCopies() -> [Decision.QuarantinedCopy] {
-        quarantinedFiles().map { file in
-            var info = stat()
-            guard lstat(file, &info) == 0 else { return .init(path: file, written: nil) }
-            let seconds = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-            return .init(path: file, written: Date(timeIntervalSince1970: seconds))
-        }
+        quarantinedFiles().map { .init(path: $0, written: Self.writtenWhole($0)) }
     }
 
     /// Backups moved aside earlier. While any exists, an unreachable keyring is not proof of
@@ -288,13 +295,15 @@ struct BackupFile: Sendable {
 
     /// The pending-reset marker's modification time.
     private func markerModified() -> Date? {
-        var info = stat()
-        guard lstat(pendingResetPath, &info) == 0 else { return nil }
-        return Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+        FileTimes.modified(pendingResetPath)
     }
 
     func clearPendingReset() throws(IdentityError) {
-        if unlink(pendingResetPath) != 0 && errno != ENOENT { throw unwritable(Errno.text(errno)) }
+        if unlink(pendingResetPath) == 0 {
+            durableStep?("clear pending reset")
+        } else if errno != ENOENT {
+            throw unwritable(Errno.text(errno))
+        }
     }
 
     private func unwritable(_ reason: String) -> IdentityError {
