@@ -32,6 +32,9 @@ enum Event: Hashable, CustomStringConvertible {
     case getKilled(afterStep: Int)
     /// The desktop's backup cut short in place (a disk fault): the same file, its birth kept.
     case damageBackup
+    /// The desktop's backup replaced by a corrupt file, a new one (an editor, a sync tool): for all
+    /// the resolver can tell, written after any reset before it.
+    case replaceBackup
     case removeBackup
     /// The desktop's last intact backup put back as a new file (a restore from the user's backups).
     case restoreBackup
@@ -47,6 +50,7 @@ enum Event: Hashable, CustomStringConvertible {
         case .resetKilled(let step): "reset(desktop) killed after step \(step)"
         case .getKilled(let step): "get(desktop) killed after step \(step)"
         case .damageBackup: "backup damaged"
+        case .replaceBackup: "backup replaced by a corrupt file"
         case .removeBackup: "backup removed"
         case .restoreBackup: "backup restored"
         case .removeItem: "keyring item removed"
@@ -62,7 +66,7 @@ enum Event: Hashable, CustomStringConvertible {
     static let all: [Event] =
         [.get(.desktop), .get(.sandbox), .read(.desktop), .reset(.desktop), .reset(.sandbox)]
         + (1...resetSteps).map { .resetKilled(afterStep: $0) } + (1...getSteps).map { .getKilled(afterStep: $0) }
-        + [.damageBackup, .removeBackup, .restoreBackup, .removeItem]
+        + [.damageBackup, .replaceBackup, .removeBackup, .restoreBackup, .removeItem]
         + [Condition.normal, .locked, .unreachable, .timedOut].map { .keyring($0) }
 }
 
@@ -86,8 +90,9 @@ struct Ledger {
     var completedResets: [Int] = []
     /// A reset recorded next to a place's backup, not yet in the keyring.
     var pendingReset: [Place: Int] = [:]
-    /// What each damaged file (by inode) held when it was damaged.
-    var damaged: [UInt64: String] = [:]
+    /// What each damaged file (by inode) held when it was damaged; nil when no one can tell (a
+    /// corrupt file written whole in its place).
+    var damaged: [UInt64: String?] = [:]
     /// The desktop's last intact backup file, for `restoreBackup`.
     var savedBackup: Data?
 
@@ -157,7 +162,7 @@ final class EventOrderCheck {
     /// its condition), its backup and the damaged copies there.
     func liveCopies(visibleFrom place: Place) -> [String] {
         var values = world.keyringValues + (world.backupValue(place).map { [$0] } ?? [])
-        values += world.backupInodes(place).compactMap { ledger.damaged[$0] }
+        values += world.backupInodes(place).compactMap { ledger.damaged[$0] ?? nil }
         return values.filter { ledger.mayBeLive($0, at: place) }
     }
 
@@ -227,8 +232,9 @@ final class EventOrderCheck {
             if world.condition == .normal { violation("get(\(place)) failed on a keyring that answers: \(error)") }
         case .backupCorrupt:
             // Legitimate only while a damaged copy there may hold the live identifier.
+            // A corrupt file written whole after a reset may be a newer identifier's, as far as anyone can tell.
             let copies = world.backupInodes(place).compactMap { ledger.damaged[$0] }
-            if !copies.contains(where: { ledger.mayBeLive($0, at: place) }) {
+            if !copies.contains(where: { $0.map { ledger.mayBeLive($0, at: place) } ?? true }) {
                 violation("get(\(place)) blocked on a damaged backup that holds only a reset identifier: \(error)")
             }
         default:
@@ -257,11 +263,29 @@ final class EventOrderCheck {
         for _ in 0..<3 {
             guard let remedy = Self.remedy(for: error, at: place) else { return }  // reported by check
             remediesFollowed += 1
-            for event in remedy.events { apply(event) }
+            for event in remedy.events { takeAction(event) }
             guard let next = get(place) else { return }
             error = next
         }
         violation("get(\(place)) still fails after following its errors' actions three times: \(error)")
+    }
+
+    /// An action an error named. A reset that fails in turn names its own action (unlock the
+    /// keyring, say): that is taken, and the reset run again.
+    func takeAction(_ event: Event) {
+        guard case .reset(let place) = event else {
+            apply(event)
+            return
+        }
+        for _ in 0..<2 {
+            ledger.events.append(event)
+            guard let error = reset(place) else { return }
+            guard let remedy = Self.remedy(for: error, at: place), !remedy.events.contains(event) else {
+                violation("reset(\(place))'s error names no action this check knows: \(error)")
+                return
+            }
+            for next in remedy.events { apply(next) }
+        }
     }
 
     // MARK: Events
@@ -304,6 +328,14 @@ final class EventOrderCheck {
             ledger.savedBackup = FileManager.default.contents(atPath: path)
             ledger.damaged[inode] = value
             truncate(path, 7)
+        case .replaceBackup:
+            let path = world.backupPath(.desktop)
+            guard access(world.stateDirectory(.desktop), F_OK) == 0 else { return false }
+            if world.backupValue(.desktop) != nil { ledger.savedBackup = FileManager.default.contents(atPath: path) }
+            let temporary = path + ".editor"
+            FileManager.default.createFile(atPath: temporary, contents: Data("{\"format\":1,".utf8), attributes: [.posixPermissions: 0o600])
+            rename(temporary, path)
+            if let inode = World.inode(path) { ledger.damaged[inode] = .some(nil) }
         case .removeBackup:
             let path = world.backupPath(.desktop)
             guard access(path, F_OK) == 0 else { return false }
@@ -340,17 +372,19 @@ final class EventOrderCheck {
         }
     }
 
-    func reset(_ place: Place) {
+    /// A reset, checked; returns its error, if any.
+    @discardableResult
+    func reset(_ place: Place) -> IdentityError? {
         let index = ledger.events.count - 1
         do throws(IdentityError) {
             try world.resolver(place).reset()
         } catch {
             // Nothing was removed; only a keyring that does not answer normally may refuse.
             if world.condition == .normal { violation("reset(\(place)) failed on a keyring that answers: \(error)") }
-            return
+            return error
         }
         askedForReset(at: place, index: index)
-        guard ledger.pendingReset[place] == nil else { return }
+        guard ledger.pendingReset[place] == nil else { return nil }
         // A completed reset: the next get everywhere, in either order, gives one new identifier, no block.
         for order in [[Place.desktop, .sandbox], [.sandbox, .desktop]] {
             let saved = world.snapshot()
@@ -372,6 +406,7 @@ final class EventOrderCheck {
             world.discard(saved)
             ledger = savedLedger
         }
+        return nil
     }
 
     // MARK: The search
@@ -432,6 +467,56 @@ struct EventOrderTests {
                 + "\(all.map(\.gets).reduce(0, +)) gets, \(all.map(\.remedies).reduce(0, +)) error actions followed, "
                 + "in \(String(format: "%.1f", seconds)) s; \(violations.count) violations")
         for violation in violations.prefix(40) { Issue.record(Comment(rawValue: violation)) }
+    }
+
+    /// The events the DocC table's rows name.
+    static let vocabulary: [String: Event] = [
+        "get": .get(.desktop), "get elsewhere": .get(.sandbox), "damaged": .damageBackup, "reset": .reset(.desktop),
+        "reset elsewhere": .reset(.sandbox), "reset killed after its mark": .resetKilled(afterStep: 1),
+        "replaced by a corrupt file": .replaceBackup, "item removed": .removeItem, "keyring locked": .keyring(.locked),
+    ]
+
+    /// The rows of DocC "A damaged backup and a reset, in every order": events, and the outcome.
+    static func documentedCases() throws -> [(events: [String], outcome: String)] {
+        let article = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/DeviceIdentity/Documentation.docc/IdentifierRules.md")
+        let text = try String(contentsOf: article, encoding: .utf8)
+        guard let start = text.range(of: "<!-- event-order-cases"), let end = text.range(of: "<!-- end of event-order-cases") else {
+            return []
+        }
+        return text[start.upperBound..<end.lowerBound].split(separator: "\n").compactMap { line in
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard line.hasPrefix("|"), cells.count == 2, !cells[0].hasPrefix("-"), cells[0] != "then" else { return nil }
+            return (cells[0].components(separatedBy: ", "), cells[1])
+        }
+    }
+
+    @Test("each order DocC's identifier rules list gives the outcome it states")
+    func documentedOrders() throws {
+        let cases = try Self.documentedCases()
+        #expect(cases.count >= 10, "the article's table was not found")
+        for (names, outcome) in cases {
+            let check = try EventOrderCheck()
+            check.apply(.get(.desktop))
+            let first = try #require(check.ledger.handedOut)
+            for name in names {
+                let event = try #require(Self.vocabulary[name], "the check knows no event \"\(name)\"")
+                check.startNewMillisecond()
+                check.apply(event)
+            }
+            check.startNewMillisecond()
+            check.ledger.events.append(.get(.desktop))
+            let error = check.get(.desktop)
+            let seen: String
+            switch error {
+            case nil: seen = check.ledger.handedOut == first ? "the same identifier" : "a new identifier"
+            case .backupCorrupt?: seen = "blocked until reset"
+            case .keyring(.locked)?: seen = "locked"
+            case let other?: seen = "\(other)"
+            }
+            #expect(seen == outcome, "\(names.joined(separator: ", ")): \(seen)")
+            #expect(check.violations.isEmpty, "\(check.violations)")
+        }
     }
 
     @Test("the check can fail: an order that breaks the rule is reported")
