@@ -193,7 +193,9 @@ final class World {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: live)) ?? [] { unlink(live + "/" + name) }
             if !snapshot.existingDirectories.contains(live) { rmdir(live) }
         }
-        for live in snapshot.existingDirectories { try? FileManager.default.createDirectory(atPath: live, withIntermediateDirectories: true) }
+        for live in snapshot.existingDirectories {
+            try? FileManager.default.createDirectory(atPath: live, withIntermediateDirectories: true)
+        }
         for file in snapshot.files {
             Glibc.link(file.link, file.live)
             if FileManager.default.contents(atPath: file.live) != file.content {
