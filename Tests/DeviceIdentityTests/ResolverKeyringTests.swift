@@ -389,6 +389,16 @@ struct ResolverKeyringTests {
         }
     }
 
+    /// An identifier, then what a reset killed right after its first durable step leaves: the
+    /// pending mark, and both stores as they were. Returns the old identifier.
+    static func identifierWithKilledReset(_ fixture: Fixture) throws -> String {
+        let resolver = try fixture.resolver()
+        let old = try resolver.identifier()
+        try resolver.backup!.markPendingReset(voidChecksum: BackupRecord.checksum(old))
+        usleep(20_000)  // the mark counts in milliseconds
+        return old
+    }
+
     @Test("a backup damaged before a reset made in another environment is void: the next get makes the one new identifier", arguments: [
         "truncated", "zeroed",
     ])
@@ -413,11 +423,7 @@ struct ResolverKeyringTests {
     func killedResetThenDamaged() throws {
         try requireTestKeyring()
         let fixture = try Fixture()
-        let resolver = try fixture.resolver()
-        let old = try resolver.identifier()
-        // What a reset killed right after its first durable step leaves: the mark, and both stores as they were.
-        try resolver.backup!.markPendingReset(voidChecksum: BackupRecord.checksum(old))
-        usleep(20_000)
+        let old = try Self.identifierWithKilledReset(fixture)
         try Self.damageInPlace(fixture.backupPath, zeroing: false)
         let first = try fixture.resolver().resolve()
         #expect(first.value != old)
@@ -430,10 +436,7 @@ struct ResolverKeyringTests {
     func corruptAfterResetBlocksUntilReset() throws {
         try requireTestKeyring()
         let fixture = try Fixture()
-        let resolver = try fixture.resolver()
-        let old = try resolver.identifier()
-        try resolver.backup!.markPendingReset(voidChecksum: BackupRecord.checksum(old))
-        usleep(20_000)
+        let old = try Self.identifierWithKilledReset(fixture)
         // A new file, not a change in place: for all the resolver can tell, written by a run after the reset.
         try FileManager.default.removeItem(atPath: fixture.backupPath)
         try Data("{\"format\":1,\"scope\":\"app\"".utf8).write(to: URL(fileURLWithPath: fixture.backupPath))

@@ -351,7 +351,13 @@ final class EventOrderCheck {
             let items = world.identityItems
             guard !items.isEmpty else { return false }
             world.withKeyringReachable {
-                for item in items { try? Keyring(memory: world.memory).delete(item: item) }
+                for item in items {
+                    do throws(KeyringError) {
+                        try Keyring(memory: world.memory).delete(item: item)
+                    } catch {
+                        violation("another client's removal of the identity item failed: \(error)")
+                    }
+                }
             }
         case .keyring(let condition):
             guard condition != world.condition else { return false }
