@@ -1,8 +1,9 @@
 import CLibSecret
 import Foundation
-import Keyring
-import Testing
 import TestSupport
+import Testing
+
+@testable import Keyring
 
 /// kwalletd5's encrypted sessions fail in 1 of 256 cases, two ways: it rejects libsecret's public
 /// key ("Client public key size is invalid"), or it accepts it and derives another key than
@@ -41,6 +42,29 @@ struct SessionKeyTests {
             }
         }
         #expect(bad.isEmpty, "\(bad.count) bad rounds, e.g. \(bad.prefix(3))")
+    }
+
+    /// A change watch reads through `secretIfReadable`, which once took a session check's
+    /// mismatch for "unreadable": the bad session stayed, and every read through it came back
+    /// nil, so each signal for an unchanged item reported `changed` (seen on kwalletd6 in CI).
+    /// 1,024 fresh sessions hit a mismatched key with 98% chance; each read must replace it.
+    @Test(
+        "a read that may find nothing still replaces a mismatched session: 1,024 fresh sessions read the value",
+        .enabled(if: TestProvider.isKWallet, "only kwalletd's sessions are checked, so only they can mismatch"))
+    func readIfReadableReplacesBadSessions() throws {
+        try requireTestKeyring()
+        let id = uniqueID("sessions-read")
+        let value = Data("value".utf8)
+        defer { _ = try? Keyring.default.delete(["service": id]) }
+        try Keyring.default.store(value, attributes: ["service": id], label: id)
+        let path = try #require(try Keyring.default.search(["service": id]).first?.objectPath)
+        var unreadable = 0
+        for _ in 0..<1024 {
+            secret_service_disconnect()
+            let read = try ServiceCall.run(timeout: .seconds(20)) { call throws(KeyringError) in try call.secretIfReadable(at: path) }
+            if read?.bytes != value { unreadable += 1 }
+        }
+        #expect(unreadable == 0, "\(unreadable) of 1,024 fresh sessions read nothing or another value")
     }
 
     // Only kwalletd5's sessions are checked against the check item; other providers never see one.

@@ -108,14 +108,16 @@ extension ServiceCall {
         return (data, contentType)
     }
 
-    /// The secret at `path`, or nil when it cannot be read for any reason but cancellation or
-    /// a timeout (the caller then falls back to a full search, which tells those reasons apart).
+    /// The secret at `path`, or nil when it cannot be read for any reason but cancellation, a
+    /// timeout, or a session that `run` replaces and retries on (a session key kwalletd does not
+    /// share): swallowing that one would leave the bad session in place for the next read.
     func secretIfReadable(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
         do throws(KeyringError) {
             return try secret(at: path)
         } catch {
             switch error {
             case .cancelled, .timedOut: throw error
+            case _ where Self.isRetriedOnNewSession(error): throw error
             default: return nil
             }
         }

@@ -205,10 +205,19 @@ struct ServiceCall: ~Copyable {
 
     /// kwalletd5 rejects a Diffie-Hellman public key shorter than 128 bytes, and libsecret sends
     /// one byte fewer whenever the key's top byte is zero (1 in 256 sessions); or the session's
-    /// keys do not match (`checkSession`). A new session makes a new key.
+    /// keys do not match (`checkSession`). KWallet (5 and 6) answers a write it cannot decrypt
+    /// with that key "Can't find session …": after the one stale-connection retry, that too is a
+    /// key to replace. A new session makes a new key.
     private static func isRejectedSessionKey(_ error: KeyringError) -> Bool {
         guard case .serviceFailure(_, _, let message) = error else { return false }
         return message.contains("Client public key size is invalid") || message == sessionKeyMismatch
+            || message.contains("Can't find session")
+    }
+
+    /// Whether `run` drops the session and tries again on this error: a read that would
+    /// otherwise treat it as "unreadable" must let it through.
+    static func isRetriedOnNewSession(_ error: KeyringError) -> Bool {
+        isStaleConnection(error) || isRejectedSessionKey(error)
     }
 
     /// After a daemon restart the cached session and proxies point at a process that is gone.

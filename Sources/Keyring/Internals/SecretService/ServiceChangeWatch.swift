@@ -209,16 +209,16 @@ final class ServiceChangeWatch: @unchecked Sendable {
             }
             return
         }
+        let digestBefore = digests[path]
+        // Every call before any state changes: `run` may retry this on a new session (a session
+        // key kwalletd does not share), and the retry must compare with what this try did.
+        let digestNow = try digest(of: item, call)
+        if before == nil { try watchCollection(of: path, call) }
         items[path] = item
         reportedGone.remove(path)
-        let digestBefore = digests[path]
         // An unreadable secret (locked) keeps the digest seen before, so an unlock compares with it.
-        let digestNow = try digest(of: item, call)
         digests[path] = digestNow ?? digestBefore
-        guard let before else {
-            try watchCollection(of: path, call)
-            return emit(KeyringChange(.created, item: item))
-        }
+        guard let before else { return emit(KeyringChange(.created, item: item)) }
         // ItemChanged for a lock of its collection is a lock change, reported as one.
         guard before.isLocked == item.isLocked else { return }
         // Unknown is not the same: a secret that cannot be read now (a session KWallet keyed wrongly) may have changed.
@@ -319,6 +319,9 @@ final class ServiceChangeWatch: @unchecked Sendable {
             now[path] = Self.item(before, locked: true)
             hiddenNow.insert(path)
         }
+        // Read before anything is reported, so that a retry on a new session reports nothing twice.
+        var sums: [String: String] = [:]
+        for (path, item) in now { sums[path] = try digest(of: item, call) }
         var changes: [KeyringChange] = []
         if report {
             changes = ChangeWatch.differences(from: items, to: now, isChanged: Self.differ)
@@ -327,8 +330,6 @@ final class ServiceChangeWatch: @unchecked Sendable {
             }
             changes.forEach(emit)
         }
-        var sums: [String: String] = [:]
-        for (path, item) in now { sums[path] = try digest(of: item, call) }
         if report {
             // A secret changed while no signal said so (a restart, dropped signals); unknown digests count as the same.
             let reported = Set(changes.compactMap(\.item?.objectPath))
