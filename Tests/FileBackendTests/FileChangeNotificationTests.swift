@@ -131,7 +131,7 @@ struct FileChangeNotificationTests {
             ])
     }
 
-    @Test("10,000 subscribe/cancel cycles free their threads and inotify descriptors (the RSS figure is printed)")
+    @Test("10,000 subscribe/cancel cycles free their watches, threads and inotify descriptors (the RSS figure is printed)")
     func subscribeCancelCycles() async throws {
         try await withSandbox { sandbox in
             let store = try SecretStore(identifier: "watch.cycles.\(UUID().uuidString)", keyring: keyring)
@@ -153,15 +153,19 @@ struct FileChangeNotificationTests {
             }
             func descriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
             for _ in 0..<500 { try await cycle() }
-            let before = (rss: try resident(), fds: descriptors(), threads: count("Threads:"))
+            let before = (watches: LeakCounts.fileWatches, rss: try resident(), fds: descriptors(), threads: count("Threads:"))
             for _ in 0..<10_000 { try await cycle() }
             // The watch threads end on their own after the cancel: give the last ones a moment.
-            for _ in 0..<100 where count("Threads:") > before.threads { try await Task.sleep(for: .milliseconds(20)) }
-            let after = (rss: try resident(), fds: descriptors(), threads: count("Threads:"))
+            for _ in 0..<100 where count("Threads:") > before.threads || LeakCounts.fileWatches > before.watches {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let after = (watches: LeakCounts.fileWatches, rss: try resident(), fds: descriptors(), threads: count("Threads:"))
+            // Memory moves with the allocator and the machine's load: printed, not asserted (issue 30).
             print(
-                "file-watch-cycles: RSS \(before.rss) -> \(after.rss) KiB, fds \(before.fds) -> \(after.fds), threads \(before.threads) -> \(after.threads)"
+                "file-watch-cycles: watches \(before.watches) -> \(after.watches), RSS \(before.rss) -> \(after.rss) KiB,",
+                "fds \(before.fds) -> \(after.fds), threads \(before.threads) -> \(after.threads)"
             )
-            #expect(after.rss - before.rss < 4096)
+            #expect(after.watches == before.watches, "file watches left alive")
             #expect(after.fds <= before.fds + 2)
             #expect(after.threads <= before.threads + 2)
         }

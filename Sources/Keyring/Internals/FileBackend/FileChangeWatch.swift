@@ -42,7 +42,13 @@ final class FileChangeWatch: Sendable {
         self.path = path
         self.inotify = inotify
         self.wake = wake
+        Self.liveCount.add(1, ordering: .relaxed)
     }
+
+    deinit { Self.liveCount.subtract(1, ordering: .relaxed) }
+
+    /// How many file watches are alive: what a leak test counts (`LeakCounts`), exactly, instead of memory.
+    static let liveCount = Atomic<Int>(0)
 
     /// Watches the directory, reads the items once, and starts the thread; returns what stops it.
     static func start(
