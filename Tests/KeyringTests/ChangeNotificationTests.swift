@@ -141,14 +141,35 @@ struct ChangeNotificationTests {
         _ = try #require(await mine.first(.deleted, from: 0, since: since), "no deleted: \(mine.kinds)")
         // The scope, on every provider: this wrapper's item only.
         #expect(mine.kinds.filter { $0 != .changed } == [.created, .deleted], "only this wrapper's item: \(mine.kinds)")
-        // KNOWN ISSUE on KeePassXC (seen on 2.7.10), not yet explained: about 1 run in 8 adds a `changed` with the
-        // item's metadata unchanged between the two (an over-report, never a loss). Marked so that it shows.
-        withKnownIssue("KeePassXC: an extra changed of secret-tool's item", isIntermittent: true) {
-            #expect(mine.kinds == [.created, .deleted], "nothing else: \(mine.entries.withLock { $0.map(\.change) })")
-        } when: {
-            TestProvider.isKeePassXC
-        }
+        // Once an intermittent known issue on KeePassXC (and on kwalletd6 in CI): see `createdAndDeletedOnly`.
+        #expect(mine.kinds == [.created, .deleted], "nothing else: \(mine.entries.withLock { $0.map(\.change) })")
         #expect(everything.kinds.prefix(2) == [.created, .created])
+    }
+
+    /// A secret the watch cannot read is not a change. Two causes once made a `changed` of an item
+    /// nobody changed: an item deleted between the watch's property read and its secret read,
+    /// which GetSecrets leaves out with no error (gnome-keyring, KeePassXC; scripts/providers/watch-reads.py
+    /// measures it), and a session key kwalletd does not share (SessionKeyTests). On KeePassXC
+    /// about 1 round in 8 met the first, so 20 rounds fail without the fix with 93% chance.
+    @Test(
+        "another process's item created and deleted 20 times is reported created and deleted, never changed",
+        .enabled(if: !TestProvider.usesFileBackend, "the file backend's watch is tested in FileBackendTests"))
+    func createdAndDeletedOnly() async throws {
+        try requireTestKeyring()
+        let id = uniqueID("watch-rounds")
+        let store = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        defer { try? store.reset() }
+        let log = ChangeLog(try await store.changes())
+        defer { log.stop() }
+        for round in 0..<20 {
+            let mark = log.count
+            let since = ContinuousClock.now
+            try storeWithSecretTool(id, "round \(round)")
+            _ = try #require(await log.first(.created, from: mark, since: since), "round \(round): no created: \(log.kinds)")
+            try mustRun(secretTool, ["clear", "service", id, "username", ""])
+            _ = try #require(await log.first(.deleted, from: mark, since: since), "round \(round): no deleted: \(log.kinds)")
+        }
+        #expect(log.kinds == Array(repeating: [KeyringChange.Kind.created, .deleted], count: 20).flatMap { $0 }, "\(log.kinds)")
     }
 
     @Test(

@@ -221,8 +221,11 @@ final class ServiceChangeWatch: @unchecked Sendable {
         guard let before else { return emit(KeyringChange(.created, item: item)) }
         // ItemChanged for a lock of its collection is a lock change, reported as one.
         guard before.isLocked == item.isLocked else { return }
-        // Unknown is not the same: a secret that cannot be read now (a session KWallet keyed wrongly) may have changed.
-        let sameSecret = item.isLocked || (digestNow != nil && digestNow == digestBefore)
+        // Only two known secrets can differ. Unreadable is not a change: an item deleted between its
+        // properties and its secret is left out of GetSecrets with no error (gnome-keyring, KeePassXC:
+        // scripts/providers/watch-reads.py), and its deletion follows; a session kwalletd keyed
+        // wrongly is replaced and read again (`secretIfReadable`).
+        let sameSecret = item.isLocked || digestNow == nil || digestBefore == nil || digestNow == digestBefore
         if Self.differ(before, item) || !sameSecret { emit(KeyringChange(.changed, item: item)) }
     }
 
