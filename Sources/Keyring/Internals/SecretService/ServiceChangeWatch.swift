@@ -101,7 +101,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
     /// On GDBus's worker thread: copy, never call.
     private func receive(_ signal: ServiceSignals.Signal) {
         let schedule = pending.withLock { pending -> Bool in
-            if pending.stopped { return false }
+            if pending.stopped || Self.repeatsPending(signal, pending.signals) { return false }
             if pending.signals.count >= Self.pendingLimit {
                 // One full look replaces the dropped item signals; a change of owner is kept.
                 pending.overflowed = true
@@ -114,6 +114,24 @@ final class ServiceChangeWatch: @unchecked Sendable {
             return true
         }
         if schedule { queue.async { self.drain() } }
+    }
+
+    /// Whether `signal` repeats the latest pending signal about the same object, with no change of
+    /// owner since: handling reads the object as it is then, so the repeat adds nothing. KeePassXC
+    /// sends each item signal from the collection's path and its alias's, three times over (about
+    /// 60 signals for one create and delete), which overflowed `pendingLimit`; the full look that
+    /// replaces dropped signals cannot see an item that came and went, so this process's own
+    /// create-then-delete was lost.
+    static func repeatsPending(_ signal: ServiceSignals.Signal, _ pending: [ServiceSignals.Signal]) -> Bool {
+        guard signal.newOwner == nil else { return false }
+        let target = signal.object ?? signal.path
+        for earlier in pending.reversed() {
+            if earlier.newOwner != nil { return false }
+            if (earlier.object ?? earlier.path) == target {
+                return earlier.interface == signal.interface && earlier.member == signal.member
+            }
+        }
+        return false
     }
 
     private func drain() {
