@@ -237,8 +237,14 @@ final class ServiceChangeWatch: @unchecked Sendable {
         // An unreadable secret (locked) keeps the digest seen before, so an unlock compares with it.
         digests[path] = digestNow ?? digestBefore
         guard let before else { return emit(KeyringChange(.created, item: item)) }
-        // ItemChanged for a lock of its collection is a lock change, reported as one.
-        guard before.isLocked == item.isLocked else { return }
+        // ItemChanged for a lock of its collection is a lock change, reported as one. At an unlock the
+        // item is compared with what it was before it locked: the first ItemChanged after a restart
+        // into a locked keyring may carry another client's update too (KWallet, KeePassXC).
+        guard before.isLocked == item.isLocked else {
+            let secretChanged = digestNow != nil && digestBefore != nil && digestNow != digestBefore
+            if !item.isLocked && (Self.differ(before, item) || secretChanged) { emit(KeyringChange(.changed, item: item)) }
+            return
+        }
         // Only two known secrets can differ. Unreadable is not a change: an item deleted between its
         // properties and its secret is left out of GetSecrets with no error (gnome-keyring, KeePassXC:
         // scripts/providers/watch-reads.py), and its deletion follows; a session kwalletd keyed
@@ -287,7 +293,8 @@ final class ServiceChangeWatch: @unchecked Sendable {
         for (list, isLocked) in [(found.unlocked, false), (found.locked, true)] where list.contains(path) {
             if let item = try call.properties(at: path, isLocked: isLocked) { return try seen(item, call) }
         }
-        if try call.collectionLocked(at: Self.collection(of: path)) == true {
+        // Locked, or gone from the bus (a database closed, a daemon still loading): hidden, not deleted.
+        if try call.collectionLocked(at: Self.collection(of: path)) != false {
             items[path] = Self.item(before, locked: true)
             hidden.insert(path)
             return
@@ -334,9 +341,20 @@ final class ServiceChangeWatch: @unchecked Sendable {
         for collection in known.union([try defaultCollection(call)].compactMap { $0 }) {
             if let locked = try call.collectionLocked(at: collection) { locks[collection] = locked }
         }
-        // As in `knownItemMissing`: a known item missing from a locked collection is hidden, not deleted.
+        // A known item at a new path is the same item moved: KWallet renumbers its items' paths on
+        // every start, so the look after a restart would report each as deleted and created.
+        // State changes only at the end: `run` may retry this look on a new session.
+        var previous = items
+        var previousDigests = digests
+        for (path, item) in now.sorted(by: { $0.key < $1.key }) where previous[path] == nil {
+            guard let (old, _) = previous.first(where: { now[$0.key] == nil && Self.sameItem($0.value, item) }) else { continue }
+            previous[path] = previous.removeValue(forKey: old).map { Self.item($0, at: path) }
+            previousDigests[path] = previousDigests.removeValue(forKey: old)
+        }
+        // As in `knownItemMissing`: a known item missing from a collection that is locked or gone
+        // from the bus (KeePassXC right after a start, before its database is open) is hidden, not deleted.
         var hiddenNow: Set<String> = []
-        for (path, before) in items where now[path] == nil && locks[Self.collection(of: path)] == true {
+        for (path, before) in previous where now[path] == nil && locks[Self.collection(of: path)] != false {
             now[path] = Self.item(before, locked: true)
             hiddenNow.insert(path)
         }
@@ -345,7 +363,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
         for (path, item) in now { sums[path] = try digest(of: item, call) }
         var changes: [KeyringChange] = []
         if report {
-            changes = ChangeWatch.differences(from: items, to: now, isChanged: Self.differ)
+            changes = ChangeWatch.differences(from: previous, to: now, isChanged: Self.differ)
             for (collection, locked) in locks.sorted(by: { $0.key < $1.key }) where collections[collection].map({ $0 != locked }) ?? false {
                 emit(KeyringChange(locked ? .locked : .unlocked, collection: collection))
             }
@@ -354,14 +372,21 @@ final class ServiceChangeWatch: @unchecked Sendable {
         if report {
             // A secret changed while no signal said so (a restart, dropped signals); unknown digests count as the same.
             let reported = Set(changes.compactMap(\.item?.objectPath))
-            for (path, item) in now.sorted(by: { $0.key < $1.key }) where items[path] != nil && !reported.contains(path) {
-                if let old = digests[path], let new = sums[path], old != new { emit(KeyringChange(.changed, item: item)) }
+            for (path, item) in now.sorted(by: { $0.key < $1.key }) where previous[path] != nil && !reported.contains(path) {
+                if let old = previousDigests[path], let new = sums[path], old != new { emit(KeyringChange(.changed, item: item)) }
             }
         }
         items = now
         hidden = hiddenNow
-        digests = sums.merging(digests.filter { now[$0.key] != nil }) { new, _ in new }
+        digests = sums.merging(previousDigests.filter { now[$0.key] != nil }) { new, _ in new }
         collections = locks
+    }
+
+    /// Whether two items at different paths are one item: the same attributes (as compared for a
+    /// change) and label, with attributes to compare (a locked item may show none).
+    static func sameItem(_ before: KeyringItem, _ after: KeyringItem) -> Bool {
+        let attributes = SecretStore.comparable(before.attributes)
+        return !attributes.isEmpty && attributes == SecretStore.comparable(after.attributes) && before.label == after.label
     }
 
     /// The default collection's path (ReadAlias), or nil when there is none.
@@ -379,6 +404,12 @@ final class ServiceChangeWatch: @unchecked Sendable {
     /// An item's collection: its path without the last element.
     static func collection(of item: String) -> String {
         item.lastIndex(of: "/").map { String(item[..<$0]) } ?? item
+    }
+
+    static func item(_ item: KeyringItem, at path: String) -> KeyringItem {
+        KeyringItem(
+            objectPath: path, attributes: item.attributes, label: item.label, isLocked: item.isLocked, created: item.created,
+            modified: item.modified)
     }
 
     static func item(_ item: KeyringItem, locked: Bool) -> KeyringItem {
