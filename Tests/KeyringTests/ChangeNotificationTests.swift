@@ -207,7 +207,7 @@ struct ChangeNotificationTests {
     }
 
     @Test(
-        "an item nobody touched across a daemon restart is reported neither changed, deleted nor created",
+        "an item kept across a daemon restart is reported neither deleted nor created, and its update after it as changed",
         .enabled(if: !TestProvider.usesFileBackend, "the file backend has no daemon"))
     func untouchedAcrossRestart() async throws {
         try await restartReportsOnlyTheRestart(itemBefore: true)
@@ -240,7 +240,14 @@ struct ChangeNotificationTests {
         #expect(await log.first(expected, from: 0, since: .now) != nil, "no \(expected) after the restart: \(log.kinds)")
         // KWallet and KeePassXC start locked, and the harness unlocks them: those are real changes.
         let items = log.kinds.filter { ![.serviceStopped, .serviceStarted, .locked, .unlocked].contains($0) }
-        #expect(items == [expected], "only the \(expected) another process made: \(log.kinds)")
+        if itemBefore {
+            // idtool's update is two writes (SetSecret, then the label that announces it), which may be
+            // reported as one change or two (seen twice on the lived-in gnome-keyring); never as a
+            // deletion or a creation (KWallet's renumbered paths, KeePassXC's database not yet open).
+            #expect(!items.isEmpty && items.allSatisfy { $0 == .changed }, "only changed: \(log.kinds)")
+        } else {
+            #expect(items == [expected], "only the \(expected) another process made: \(log.kinds)")
+        }
     }
 
     @Test(
