@@ -240,17 +240,16 @@ final class ServiceChangeWatch: @unchecked Sendable {
         // ItemChanged for a lock of its collection is a lock change, reported as one. At an unlock the
         // item is compared with what it was before it locked: the first ItemChanged after a restart
         // into a locked keyring may carry another client's update too (KWallet, KeePassXC).
-        guard before.isLocked == item.isLocked else {
-            let secretChanged = digestNow != nil && digestBefore != nil && digestNow != digestBefore
-            if !item.isLocked && (Self.differ(before, item) || secretChanged) { emit(KeyringChange(.changed, item: item)) }
-            return
-        }
         // Only two known secrets can differ. Unreadable is not a change: an item deleted between its
         // properties and its secret is left out of GetSecrets with no error (gnome-keyring, KeePassXC:
         // scripts/providers/watch-reads.py), and its deletion follows; a session kwalletd keyed
         // wrongly is replaced and read again (`secretIfReadable`).
-        let sameSecret = item.isLocked || digestNow == nil || digestBefore == nil || digestNow == digestBefore
-        if Self.differ(before, item) || !sameSecret { emit(KeyringChange(.changed, item: item)) }
+        let secretChanged = !item.isLocked && digestNow != nil && digestBefore != nil && digestNow != digestBefore
+        guard before.isLocked == item.isLocked else {
+            if !item.isLocked && (Self.differ(before, item) || secretChanged) { emit(KeyringChange(.changed, item: item)) }
+            return
+        }
+        if Self.differ(before, item) || secretChanged { emit(KeyringChange(.changed, item: item)) }
     }
 
     /// Whether what a client sees of an item changed: attributes (but the schema stamp, which gnome-keyring
@@ -406,15 +405,11 @@ final class ServiceChangeWatch: @unchecked Sendable {
         item.lastIndex(of: "/").map { String(item[..<$0]) } ?? item
     }
 
-    static func item(_ item: KeyringItem, at path: String) -> KeyringItem {
+    /// `item` at another path (moved) or with another lock state.
+    static func item(_ item: KeyringItem, at path: String? = nil, locked: Bool? = nil) -> KeyringItem {
         KeyringItem(
-            objectPath: path, attributes: item.attributes, label: item.label, isLocked: item.isLocked, created: item.created,
-            modified: item.modified)
-    }
-
-    static func item(_ item: KeyringItem, locked: Bool) -> KeyringItem {
-        KeyringItem(
-            objectPath: item.objectPath, attributes: item.attributes, label: item.label, isLocked: locked, created: item.created,
+            objectPath: path ?? item.objectPath, attributes: item.attributes, label: item.label, isLocked: locked ?? item.isLocked,
+            created: item.created,
             modified: item.modified)
     }
 }
