@@ -1,5 +1,4 @@
 import Keyring
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -235,9 +234,9 @@ public struct IdentifierResolver: Sendable {
     }
 }
 
-/// The in-process copy behind `identifier()`. `Mutex` makes the shared state safe across threads.
+/// The in-process copy behind `identifier()`. `Guarded` makes the shared state safe across threads.
 final class ResolutionCache: Sendable {
-    private let state = Mutex<String?>(nil)
+    private let state = Guarded<String?>(nil)
 
     var value: String? { state.withLock { $0 } }
     func store(_ value: String) { state.withLock { $0 = value } }

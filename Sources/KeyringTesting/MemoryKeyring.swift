@@ -1,6 +1,5 @@
 import Foundation
 import Keyring
-import Synchronization
 
 /// An in-memory keyring for an app's unit tests, with a lock, an unlock prompt you answer in
 /// advance, and faults you inject. Select it with ``Keyring/init(memory:timeout:unlock:)``; every
@@ -61,7 +60,7 @@ public final class MemoryKeyring: Sendable {
         var restarts = 0
     }
 
-    let state: Mutex<State>
+    let state: Guarded<State>
     /// Serializes changes: an exclusive operation reads and writes the items as one step.
     let changes = NSLock()
     /// The creation lock (`Keyring.withCreationLock`); recursive, as Keyring calls inside take it again.
@@ -80,7 +79,7 @@ public final class MemoryKeyring: Sendable {
         self.hidesLockedItems = hidesLockedItems
         var initial = State()
         initial.locked = locked
-        state = Mutex(initial)
+        state = Guarded(initial)
         var template = Array((FileManager.default.temporaryDirectory.path + "/memory-keyring.XXXXXX").utf8CString)
         privateStateDirectory = mkdtemp(&template).map { String(cString: $0) }
     }
@@ -178,7 +177,7 @@ public final class MemoryKeyring: Sendable {
 
     /// Called after each change a call makes to the items, once it is committed: a point a kill
     /// could not undo. The event-order tests stop the world there.
-    package let afterChange = Mutex<(@Sendable () -> Void)?>(nil)
+    package let afterChange = Guarded<(@Sendable () -> Void)?>(nil)
 
     /// The items as they are now, to be put back with `restore(_:)`.
     package struct Snapshot: Sendable {

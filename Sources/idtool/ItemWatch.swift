@@ -1,6 +1,5 @@
 import Dispatch
 import Keyring
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +17,7 @@ enum ItemWatch {
         } catch {
             return Output.fail(error)
         }
-        let status = Mutex<Int32>(ExitCode.ok.rawValue)
+        let status = Guarded<Int32>(ExitCode.ok.rawValue)
         let done = DispatchSemaphore(value: 0)
         let task = Task {
             do throws(KeyringError) {

@@ -2,7 +2,6 @@
 // re-entrant on one thread, still exclusive between threads, and fine with huge timeouts.
 import Foundation
 import Keyring
-import Synchronization
 import Testing
 @testable import DeviceIdentity
 
@@ -41,7 +40,7 @@ struct FirstRunLockTests {
                 usleep(2_500_000)
                 return UUID().uuidString.lowercased()
             }, keyring: Keyring(timeout: .seconds(10)))
-        let first = Mutex<Result<String, IdentityError>?>(nil)
+        let first = Guarded<Result<String, IdentityError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let result = Result { () throws(IdentityError) -> String in try slow.identifier() }

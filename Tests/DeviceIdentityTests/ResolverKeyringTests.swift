@@ -308,7 +308,7 @@ struct ResolverKeyringTests {
         try requireTestKeyring()
         let fixture = try Fixture()
         let resolver = try fixture.resolver()
-        let results = Mutex<[String]>([])
+        let results = Guarded<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 32) { index in
             let value = index.isMultiple(of: 2) ? try? resolver.identifier() : try? resolver.refresh().value
             results.withLock { $0.append(value ?? "error") }
@@ -452,7 +452,6 @@ struct ResolverKeyringTests {
     }
 }
 
-import Synchronization
 
 extension Fixture {
     var scopeAttributes: [String: String] { ["identity-scope": "app", "identity-name": appID] }

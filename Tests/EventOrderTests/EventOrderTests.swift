@@ -10,7 +10,6 @@
 import Foundation
 import Keyring
 import KeyringTesting
-import Synchronization
 import Testing
 
 @testable import DeviceIdentity
@@ -454,7 +453,7 @@ struct EventOrderTests {
         try #require(FileTimes.born(probe.root) != nil, "the rule needs files' birth times, and \(probe.root) records none")
         let started = ContinuousClock.now
         // Each first event's subtree in a world of its own, on every core.
-        let summaries = Mutex<[(sequences: Int, gets: Int, remedies: Int, violations: [String])]>([])
+        let summaries = Guarded<[(sequences: Int, gets: Int, remedies: Int, violations: [String])]>([])
         DispatchQueue.concurrentPerform(iterations: Event.all.count) { index in
             guard let check = try? EventOrderCheck() else { return }
             check.startNewMillisecond()

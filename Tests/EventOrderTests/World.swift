@@ -4,7 +4,6 @@
 import Foundation
 import Keyring
 import KeyringTesting
-import Synchronization
 
 @testable import DeviceIdentity
 

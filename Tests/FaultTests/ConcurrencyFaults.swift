@@ -3,7 +3,6 @@
 import DeviceIdentity
 import Foundation
 import Keyring
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -76,10 +75,10 @@ struct ConcurrencyFaults {
 
         let threads = 32, rounds = 5
         let barrier = StartBarrier(count: threads)
-        let resolutions = Mutex<[Resolution.Provenance]>([])
-        let identifiers = Mutex<Set<String>>([])
-        let writes = Mutex<Int>(0)
-        let failures = Mutex<[String]>([])
+        let resolutions = Guarded<[Resolution.Provenance]>([])
+        let identifiers = Guarded<Set<String>>([])
+        let writes = Guarded<Int>(0)
+        let failures = Guarded<[String]>([])
         let finished = DispatchGroup()
         for i in 0..<threads {
             finished.enter()

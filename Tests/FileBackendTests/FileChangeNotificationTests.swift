@@ -1,6 +1,5 @@
 import Foundation
 import Keyring
-import Synchronization
 import TestSupport
 import Testing
 
@@ -31,8 +30,8 @@ struct FileChangeNotificationTests {
 
     /// The changes of a sequence, with when each arrived.
     final class Log: Sendable {
-        let entries = Mutex<[(change: KeyringChange, at: ContinuousClock.Instant)]>([])
-        let task = Mutex<Task<Void, Never>?>(nil)
+        let entries = Guarded<[(change: KeyringChange, at: ContinuousClock.Instant)]>([])
+        let task = Guarded<Task<Void, Never>?>(nil)
 
         init(_ changes: KeyringChanges) {
             let consumer = Task { for await change in changes { self.entries.withLock { $0.append((change, .now)) } } }

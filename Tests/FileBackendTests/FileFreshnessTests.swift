@@ -1,6 +1,5 @@
 import Foundation
 import Keyring
-import Synchronization
 import TestSupport
 import Testing
 
@@ -197,7 +196,7 @@ struct FileFreshnessTests {
     func threads() throws {
         try withSandbox { _ in
             let stores = try (0..<6).map { try SecretStore(identifier: uniqueName("thread\($0)"), keyring: keyring) }
-            let failures = Mutex(0)
+            let failures = Guarded(0)
             DispatchQueue.concurrentPerform(iterations: stores.count) { index in
                 for round in 0..<8 {
                     do {

@@ -1,6 +1,5 @@
 import Foundation
 import Keyring
-import Synchronization
 import Testing
 
 #if canImport(Glibc)

@@ -1,13 +1,12 @@
 import Foundation
 import Keyring
-import Synchronization
 import TestSupport
 import Testing
 
 /// What a watch reported, with when each change arrived.
 final class ChangeLog: Sendable {
-    let entries = Mutex<[(change: KeyringChange, at: ContinuousClock.Instant)]>([])
-    let consumer = Mutex<Task<Void, Never>?>(nil)
+    let entries = Guarded<[(change: KeyringChange, at: ContinuousClock.Instant)]>([])
+    let consumer = Guarded<Task<Void, Never>?>(nil)
 
     /// Consumes `changes` on a task of its own until `stop()`.
     init(_ changes: KeyringChanges) {

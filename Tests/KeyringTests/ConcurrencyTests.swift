@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Keyring
-import Synchronization
 import Testing
 
 @Suite("One SecretStore shared by many threads")
@@ -12,7 +11,7 @@ struct ConcurrencyTests {
         let id = uniqueID("threads")
         let store = try SecretStore(identifier: id)
         defer { try? store.reset() }
-        let failures = Mutex<[String]>([])
+        let failures = Guarded<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 16) { i in
             do {
                 try store.setObject("value-\(i)", forKey: .valueData)

@@ -1,6 +1,5 @@
 import Foundation
 import Keyring
-import Synchronization
 import Testing
 
 /// Bad input is refused in Swift with invalidArgument. The suite runs with

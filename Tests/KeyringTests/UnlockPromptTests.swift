@@ -1,6 +1,5 @@
 import Foundation
 import Keyring
-import Synchronization
 import Testing
 
 /// Unlocking on demand against the real gnome-keyring, whose unlock prompts go to gcr's mock
@@ -111,7 +110,7 @@ struct UnlockPromptTests {
             try lockKeyring()
             try promptAnswer("hang")
             let daemon = try keyringCtl("pid")
-            let finished = Mutex(false)
+            let finished = Guarded(false)
             let task = Task {
                 defer { finished.withLock { $0 = true } }
                 return try await store.object(forKey: .valueData)

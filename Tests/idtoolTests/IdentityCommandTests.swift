@@ -1,5 +1,6 @@
 // idtool get/show/reset/migrate/derive as a subprocess against the real keyring.
 import Foundation
+import Keyring
 import Testing
 
 #if canImport(Glibc)
@@ -61,7 +62,7 @@ struct IdentityCommandTests {
         try Idtool.requireTestKeyring()
         for round in 0..<10 {
             let app = Self.newApp()
-            let outputs = Mutex<[String]>([])
+            let outputs = Guarded<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 16) { _ in
                 let run = try? Idtool.run(["get", "--app", app])
                 outputs.withLock { $0.append(run.map { "\($0.status):\($0.stdoutText)" } ?? "spawn failed") }
@@ -271,7 +272,7 @@ struct IdentityCommandTests {
         try Idtool.requireTestKeyring()
         for round in 0..<3 {
             let id = "test.concurrent.\(UUID().uuidString)"
-            let runs = Mutex<[Int: Result<Idtool.Run, any Error>]>([:])
+            let runs = Guarded<[Int: Result<Idtool.Run, any Error>]>([:])
             DispatchQueue.concurrentPerform(iterations: 8) { index in
                 let run = Result { try Idtool.run(["item", "set", id], stdin: Data("v\(index)".utf8)) }
                 runs.withLock { $0[index] = run }
@@ -350,4 +351,3 @@ struct IdentityCommandTests {
     }
 }
 
-import Synchronization

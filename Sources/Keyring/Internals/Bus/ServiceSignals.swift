@@ -25,7 +25,7 @@ enum ServiceSignals {
     }
 
     private struct State: ~Copyable {
-        /// The subscribed connection, as an address: the Mutex may only hold values it owns.
+        /// The subscribed connection, as an address: the lock may only hold values it owns.
         var connectionAddress: UInt = 0
         var filter: guint = 0
         /// The owner the match rules name ("" for none).
@@ -34,14 +34,14 @@ enum ServiceSignals {
         var ownerKnown = false
     }
 
-    private static let state = Mutex(State())
+    private static let state = Guarded(State())
     /// Bumped by the filter for each signal that counts.
     fileprivate static let count = Atomic<UInt64>(0)
     /// The unique name of the service's owner whose signals count; the filter follows NameOwnerChanged
     /// and bumps `generation`, so an answer to GetNameOwner older than the filter's news is dropped.
-    fileprivate static let owner = Mutex((name: "", generation: UInt64(0)))
+    fileprivate static let owner = Guarded((name: "", generation: UInt64(0)))
     /// Who is handed each signal; each must return at once (it runs on GDBus's worker thread).
-    private static let listeners = Mutex((next: UInt64(0), all: [UInt64: @Sendable (Signal) -> Void]()))
+    private static let listeners = Guarded((next: UInt64(0), all: [UInt64: @Sendable (Signal) -> Void]()))
 
     /// Subscribes `call`'s connection when it is not yet, learns the owner when it is not known,
     /// and follows a change of owner.
@@ -75,7 +75,7 @@ enum ServiceSignals {
     /// The last items this process created, by path, under the owner that holds them. A watch
     /// reads a created item only after the signal, through the same in-process gate as the
     /// writer, so this process's own create and delete in a row could leave it nothing to read.
-    private static let madeHere = Mutex((owner: "", items: [String: KeyringItem](), order: [String]()))
+    private static let madeHere = Guarded((owner: "", items: [String: KeyringItem](), order: [String]()))
     private static let madeHereLimit = 64
 
     /// Notes an item this process just created (nothing while no watch knows the owner).

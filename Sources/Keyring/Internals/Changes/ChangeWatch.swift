@@ -1,4 +1,3 @@
-import Synchronization
 
 /// What a watch reports on: the items a search for `attributes` finds that `owns` accepts (for a
 /// wrapper, exactly the items `SecretStore` reads and writes).
@@ -47,8 +46,8 @@ enum ChangeWatch {
 
     /// Runs its body the first time only.
     private final class Once: Sendable {
-        private let body: Mutex<(@Sendable () -> Void)?>
-        init(_ body: @escaping @Sendable () -> Void) { self.body = Mutex(body) }
+        private let body: Guarded<(@Sendable () -> Void)?>
+        init(_ body: @escaping @Sendable () -> Void) { self.body = Guarded(body) }
         func run() {
             body.withLock { body in
                 defer { body = nil }

@@ -129,7 +129,7 @@ final class OwnedBusName: @unchecked Sendable {
     private let released = Atomic<Bool>(false)
 
     /// Names owned through `OwnedBusName` and not released yet: a nested creation's are its enclosing one's.
-    private static let held = Mutex<Set<String>>([])
+    private static let held = Guarded<Set<String>>([])
 
     init(_ name: String, on connection: OpaquePointer) {
         self.name = name

@@ -1,4 +1,3 @@
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +32,7 @@ package enum FlockFile {
         let device: UInt64
         let inode: UInt64
     }
-    private static let held = Mutex<[Held: Int]>([:])
+    private static let held = Guarded<[Held: Int]>([:])
 
     /// Runs `body` holding an exclusive `flock` on `path`, created (mode 0600) when missing and
     /// never opened through a symbolic link.

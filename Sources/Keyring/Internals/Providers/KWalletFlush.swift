@@ -1,5 +1,4 @@
 internal import CLibSecret
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -43,7 +42,7 @@ extension ServiceCall {
     }
 
     /// The last answer of `secretServiceOwner()`.
-    private static let knownOwner = Mutex<(name: String, isKWallet: Bool)?>(nil)
+    private static let knownOwner = Guarded<(name: String, isKWallet: Bool)?>(nil)
 
     func flushIfKWallet() {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),

@@ -1,5 +1,4 @@
 internal import CLibSecret
-import Synchronization
 
 /// The daemon that owns the Secret Service, recognised from the well-known names its connection
 /// owns on the bus (never from `/proc`, which a sandbox's PID namespace hides), once per owner.
@@ -30,7 +29,7 @@ struct Provider: Equatable {
 
     /// The last owner recognised: its unique name (never reused on one bus), with this process's
     /// connection and its own unique name on that bus, since a new bus numbers names from `:1.0` again.
-    static let known = Mutex<(key: String, provider: Provider)?>(nil)
+    static let known = Guarded<(key: String, provider: Provider)?>(nil)
 }
 
 extension ServiceCall {

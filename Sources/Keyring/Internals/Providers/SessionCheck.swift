@@ -1,5 +1,4 @@
 internal import CLibSecret
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -28,7 +27,7 @@ extension ServiceCall {
     static let sessionKeyMismatch = "the session's encryption key does not match kwalletd5's"
 
     /// The session last found good, as daemon owner + session path.
-    private static let verifiedSession = Mutex<String?>(nil)
+    private static let verifiedSession = Guarded<String?>(nil)
 
     /// Throws a `.serviceFailure` with `sessionKeyMismatch` when this session's key is wrong.
     /// - Parameter reading: the item a read is about to decrypt; nil for a write, which may create the check item.
@@ -88,7 +87,7 @@ extension ServiceCall {
     }
 
     /// Sessions in a row that disagreed with the check item.
-    private static let mismatches = Mutex(0)
+    private static let mismatches = Guarded(0)
 
     private enum CheckRead { case matches, differs, gone, locked }
 

@@ -1,5 +1,4 @@
 internal import CLibSecret
-import Synchronization
 
 /// Remembers which item answered a `SecretStore` read, so a warm read is a single GetSecrets
 /// call instead of SearchItems + GetAll + GetSecrets. The secret itself is never cached.
@@ -32,7 +31,7 @@ enum ItemPathCache {
         var enabled: Bool?
     }
 
-    private static let state = Mutex(State())
+    private static let state = Guarded(State())
 
     /// Returns the signal count, emptying the cache if it moved; subscribes first when needed.
     static func synchronize(_ call: borrowing ServiceCall) -> UInt64 {

@@ -1,5 +1,4 @@
 internal import CLibSecret
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -30,7 +29,7 @@ enum PlainRead {
         var session: String?
     }
 
-    private static let held = Mutex(Held())
+    private static let held = Guarded(Held())
 
     /// One match: its object path, its properties (when asked for) and its value.
     struct Match {

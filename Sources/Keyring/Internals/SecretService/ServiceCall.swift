@@ -1,6 +1,5 @@
 internal import CLibSecret
 import Dispatch
-import Synchronization
 
 /// Owns one GCancellable. Cancelling is thread-safe in GLib, which is what makes the
 /// `@unchecked Sendable` sound: the pointer is only read, and released once in `deinit`.
@@ -154,7 +153,7 @@ struct ServiceCall: ~Copyable {
 
     /// libsecret's current service and session, and who owned the Secret Service's name when
     /// this process first saw that session: the daemon the session lives in.
-    private static let sessionOwner = Mutex<(service: UInt, session: String, owner: String)?>(nil)
+    private static let sessionOwner = Guarded<(service: UInt, session: String, owner: String)?>(nil)
 
     private static func rememberSessionOwner(_ service: UnsafeMutablePointer<SecretService>) {
         guard let sessionPointer = secret_service_get_session_dbus_path(service),

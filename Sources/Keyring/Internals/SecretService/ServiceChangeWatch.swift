@@ -15,7 +15,7 @@ import Synchronization
 /// are dropped for one full look), and this watch's own serial queue does the calls. So nothing
 /// queues without bound, and a slow consumer holds at most `KeyringChanges.bufferLimit` changes.
 final class ServiceChangeWatch: @unchecked Sendable {
-    // Sound as Sendable: `pending` and `listener` are Mutexes; `items`, `hidden`, `collections` and `running`
+    // Sound as Sendable: `pending` and `listener` are `Guarded`; `items`, `hidden`, `collections` and `running`
     // are touched only on `queue` (and by `start` inside `queue.sync`, before any drain can run).
     private struct Pending {
         var signals: [ServiceSignals.Signal] = []
@@ -30,8 +30,8 @@ final class ServiceChangeWatch: @unchecked Sendable {
     private let timeout: Duration
     private let continuation: AsyncStream<KeyringChange>.Continuation
     private let queue = DispatchQueue(label: "KeyringIdentity.changes")
-    private let pending = Mutex(Pending())
-    private let listener = Mutex<UInt64?>(nil)
+    private let pending = Guarded(Pending())
+    private let listener = Guarded<UInt64?>(nil)
     private var items: [String: KeyringItem] = [:]
     /// A digest of each seen item's secret (never the secret), where it could be read: KWallet signals
     /// ItemChanged for writes that change nothing (each step of another client's create), which
