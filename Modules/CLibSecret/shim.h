@@ -789,13 +789,26 @@ static inline GVariant *kr_variant_paths_session_tuple(const gchar *const *paths
     return g_variant_new("(^aoo)", paths, session);
 }
 
-/// The secret bytes for `path` in a GetSecrets reply, `(a{o(oayays)})`, as a new `ay` variant
-/// (g_variant_unref); NULL when the reply has no entry for it, another shape, or encryption parameters.
-static inline GVariant *kr_secrets_reply_value(GVariant *reply, const char *path) {
+/// `(aoo)` tuple for GetSecrets of one item: its path and the session.
+static inline GVariant *kr_variant_path_session_tuple(const char *path, const char *session) {
+    const gchar *paths[] = {path, NULL};
+    return g_variant_new("(^aoo)", paths, session);
+}
+
+/// The encoded secret `(oayays)` for `path` in a GetSecrets reply, `(a{o(oayays)})`, as a new
+/// reference; NULL when the reply has no entry for it or another shape.
+static inline GVariant *kr_secrets_reply_entry(GVariant *reply, const char *path) {
     if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(a{o(oayays)})"))) return NULL;
     GVariant *map = g_variant_get_child_value(reply, 0);
     GVariant *entry = g_variant_lookup_value(map, path, G_VARIANT_TYPE("(oayays)"));
     g_variant_unref(map);
+    return entry;
+}
+
+/// The secret bytes for `path` in a GetSecrets reply, `(a{o(oayays)})`, as a new `ay` variant
+/// (g_variant_unref); NULL when the reply has no entry for it, another shape, or encryption parameters.
+static inline GVariant *kr_secrets_reply_value(GVariant *reply, const char *path) {
+    GVariant *entry = kr_secrets_reply_entry(reply, path);
     if (!entry) return NULL;
     // A plain session's secret has no parameters; one with an IV was encrypted for another session.
     GVariant *parameters = g_variant_get_child_value(entry, 1);

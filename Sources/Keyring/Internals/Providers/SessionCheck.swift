@@ -94,7 +94,7 @@ extension ServiceCall {
     private func readCheck(at path: String) throws(KeyringError) -> CheckRead {
         let value: OpaquePointer?
         do throws(KeyringError) {
-            value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
+            value = try sessionSecret(at: path)
         } catch .serviceFailure(_, _, let message) where message.contains(BusCall.kwalletNoSuchItem) {
             return .gone
         }
@@ -113,7 +113,7 @@ extension ServiceCall {
     /// - Throws: `sessionKeyMismatch` when the two reads differ.
     private func agreesWithPlainSession(at path: String) throws(KeyringError) -> Bool {
         guard let plain = try plainSecret(at: path), !plain.isEmpty else { return false }
-        let value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
+        let value = try sessionSecret(at: path)
         defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
         var length = 0
         let bytes = value.flatMap { secret_value_get($0, &length) }.map { Data(bytes: $0, count: length) }

@@ -90,7 +90,7 @@ extension ServiceCall {
         try checkSession(reading: path)
         let value: OpaquePointer?
         do throws(KeyringError) {
-            value = try throwingGError { secret_service_get_secret_for_dbus_path_sync(service, path, cancellable, $0) }
+            value = try sessionSecret(at: path)
         } catch .serviceFailure(_, _, let message) where message.contains(BusCall.kwalletNoSuchItem) {
             // gnome-keyring answers GetSecrets for a vanished item with no secret; kwalletd5 with an error.
             return nil
@@ -106,6 +106,37 @@ extension ServiceCall {
             if item.isLocked { throw lockedError(at: [path]) }
         }
         return (data, contentType)
+    }
+
+    /// The value at `path` as libsecret's session delivers it (a `SecretValue` to unref), or nil
+    /// when the service returned none or the session key cannot decrypt it.
+    ///
+    /// A raw GetSecrets that libsecret decodes, not `secret_service_get_secret_for_dbus_path_sync`:
+    /// libsecret 0.20.5 (Debian 12) never frees that call's reply (fixed in 0.21.2, commit
+    /// 92705b5), so every read there leaked the encoded secret, about 5 KiB for a 4 KiB value.
+    func sessionSecret(at path: String) throws(KeyringError) -> OpaquePointer? {
+        _ = try throwingGError { secret_service_ensure_session_sync(service, cancellable, $0) }
+        guard let session = secret_service_get_session_dbus_path(service) else {
+            throw .serviceFailure(domain: "libsecret", code: -1, message: "no Secret Service session is open to read the value")
+        }
+        let proxy = kr_service_proxy(service)
+        guard let connection = g_dbus_proxy_get_connection(proxy) else { throw .noSessionBus(detail: "the connection was closed") }
+        // To the daemon that holds the session, as libsecret's own call goes to its proxy's owner:
+        // after a restart that name is gone (a stale connection, retried on a new session), where
+        // the well-known name would reach the new daemon and perhaps another session at this path.
+        guard let daemon = sessionDaemon ?? g_dbus_proxy_get_name_owner(proxy).map({ owner in
+            defer { g_free(owner) }
+            return String(cString: owner)
+        }) else { throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.staleSession) }
+        return try BusCall.call(
+            connection, daemon, servicePath, serviceInterface, "GetSecrets", kr_variant_path_session_tuple(path, session),
+            reply: "(a{o(oayays)})", timeout: remainingMilliseconds, cancellable: cancellable
+        ) { reply -> OpaquePointer?? in
+            // An item that vanished has no entry (gnome-keyring); that is no value, not a wrong shape.
+            guard let entry = kr_secrets_reply_entry(reply, path) else { return .some(nil) }
+            defer { g_variant_unref(entry) }
+            return .some(secret_service_decode_dbus_secret(service, entry))
+        }
     }
 
     /// The secret at `path`, or nil when it cannot be read for any reason but cancellation, a

@@ -167,6 +167,18 @@ struct ServiceCall: ~Copyable {
         }
     }
 
+    /// The unique name of the daemon libsecret's current session lives in, when known: raw calls
+    /// that carry the session go there, so a restarted daemon (the name gone) fails them as a stale
+    /// connection instead of meeting another session at the same path.
+    var sessionDaemon: String? {
+        let address = UInt(bitPattern: Int(bitPattern: service))
+        let session = secret_service_get_session_dbus_path(service).map { String(cString: $0) }
+        return Self.sessionOwner.withLock { known in
+            guard let known, known.service == address, known.session == session else { return nil }
+            return known.owner
+        }
+    }
+
     /// Drops libsecret's service and session; the next call opens new ones.
     private static func disconnect() {
         sessionOwner.withLock { $0 = nil }
