@@ -113,15 +113,11 @@ enum Deadline {
         return try withExtendedLifetime((cancellation, shared)) { () throws(KeyringError) -> T in
             // Inside the extended lifetime: the shared token's handler must be gone before `cancellation` may be freed.
             defer { if let shared, link != 0 { g_cancellable_disconnect(shared.pointer, link) } }
-            let timer = DispatchWorkItem { [cancellation] in
+            let alarm = DeadlineAlarms.shared.add(at: deadline.instant) { [cancellation] in
                 timedOut.store(true, ordering: .sequentiallyConsistent)
                 cancellation.cancel()
             }
-            let left = deadline.remaining.components  // at most CallDeadline.longest
-            DispatchQueue.global().asyncAfter(
-                deadline: .now() + .nanoseconds(Int(left.seconds) * 1_000_000_000 + Int(left.attoseconds / 1_000_000_000)),
-                execute: timer)
-            defer { timer.cancel() }
+            defer { DeadlineAlarms.shared.remove(alarm) }
             do throws(KeyringError) {
                 return try body(cancellation)
             } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
@@ -130,5 +126,67 @@ enum Deadline {
                 throw deadline.timedOut
             }
         }
+    }
+}
+
+/// One timer for the deadlines of every call in flight, armed for the earliest.
+///
+/// Not a timer per call: a cancelled `asyncAfter` work item stays queued, with the cancellable it
+/// holds, until its deadline (about 1 KiB held for the whole timeout, per call), and libdispatch
+/// keeps a cancelled timer source's handler in per-thread caches; either way the heap of a busy
+/// app grew with its call rate. Here a call adds an entry and removes it, and the one timer is
+/// re-armed only when a deadline earlier than the armed one arrives, or when it fires.
+final class DeadlineAlarms: @unchecked Sendable {
+    // Sound as Sendable: `entries` is a lock, and `timer` is only rescheduled with it held (a
+    // dispatch source may be rescheduled from any thread).
+    static let shared = DeadlineAlarms()
+
+    private struct Entries {
+        var due: [UInt64: (at: ContinuousClock.Instant, fire: @Sendable () -> Void)] = [:]
+        var next: UInt64 = 0
+        /// When the timer is set to fire; nil when it is idle.
+        var armedFor: ContinuousClock.Instant?
+    }
+
+    private let entries = Guarded(Entries())
+    private let timer: any DispatchSourceTimer
+
+    private init() {
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.setEventHandler { DeadlineAlarms.shared.fireDue() }
+        timer.activate()
+    }
+
+    /// Calls `fire` (on a dispatch queue) at `instant`, unless `remove` comes first. Returns the entry's key.
+    func add(at instant: ContinuousClock.Instant, _ fire: @escaping @Sendable () -> Void) -> UInt64 {
+        entries.withLock { entries in
+            entries.next &+= 1
+            entries.due[entries.next] = (instant, fire)
+            if entries.armedFor.map({ instant < $0 }) ?? true { arm(for: instant, &entries) }
+            return entries.next
+        }
+    }
+
+    /// Forgets the entry `key`. The timer stays armed: firing with nothing due only re-arms it.
+    func remove(_ key: UInt64) {
+        _ = entries.withLock { $0.due.removeValue(forKey: key) }
+    }
+
+    private func fireDue() {
+        let now = ContinuousClock.now
+        let due = entries.withLock { entries -> [@Sendable () -> Void] in
+            let expired = entries.due.filter { $0.value.at <= now }
+            for key in expired.keys { entries.due.removeValue(forKey: key) }
+            entries.armedFor = nil
+            if let earliest = entries.due.values.map(\.at).min() { arm(for: earliest, &entries) }
+            return expired.values.map(\.fire)
+        }
+        for fire in due { fire() }
+    }
+
+    private func arm(for instant: ContinuousClock.Instant, _ entries: inout Entries) {
+        let left = max(.zero, ContinuousClock.now.duration(to: instant)).components  // at most CallDeadline.longest
+        timer.schedule(deadline: .now() + .nanoseconds(Int(left.seconds) * 1_000_000_000 + Int(left.attoseconds / 1_000_000_000)))
+        entries.armedFor = instant
     }
 }
