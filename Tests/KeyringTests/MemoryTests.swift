@@ -1,54 +1,91 @@
-// Memory over many real keyring operations. libsecret 0.20.5 itself leaks each GetSecrets reply
-// (about 5 KiB for a 4 KiB secret; valgrind shows the same for secret_password_lookupv_sync), so
-// reads are measured side by side with libsecret's own lookup: ours must not add to that.
-// Writes and searches leak nothing (valgrind: 0 bytes definitely lost over 200 of each).
+// Memory over many real keyring operations, each workload measured against itself: the heap in
+// use after every batch of the same operations. A pool, a cache or a session grows it in the first
+// batches only; a leak grows it with every batch. Heap bytes in use (mallinfo2), not RSS, which
+// moves with the allocator's page reuse; no comparison with another workload, whose growth flips
+// with that reuse too.
 import CLibSecret
 import Foundation
 import Keyring
+import TestSupport
 import Testing
 
-@Suite("Memory over thousands of operations")
+@Suite("Memory over thousands of operations", .serialized)
 struct MemoryTests {
-    /// Resident set size in KiB, from /proc/self/statm.
+    /// Resident set size in KiB, from /proc/self/statm (printed by the watch cycle tests).
     static func residentKiB() throws -> Int {
         let fields = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8).split(separator: " ")
         return (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
     }
 
-    /// libsecret's own lookup, made directly: the reference for what a read costs in memory.
-    static func referenceLookup(service: String) {
-        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
-        g_hash_table_insert(table, g_strdup("service"), g_strdup(service))
-        var error: UnsafeMutablePointer<GError>? = nil
-        let password = secret_password_lookupv_sync(nil, table, nil, &error)
-        if let error { g_error_free(error) }
-        secret_password_free(password)
-        g_hash_table_unref(table)
-    }
-
     /// Bytes malloc holds for the process now (the shim's mallinfo2): exact where RSS moves with page reuse.
     static func heapBytes() -> Int { Int(kr_heap_bytes_in_use()) }
 
-    @Test("1000 SecretStore reads grow the heap no more than 1000 plain libsecret lookups")
-    func readsSideBySide() throws {
+
+    /// What the counted batches may add, per operation: far below any object a call could leave
+    /// behind (a reply, a GVariant, a cancellable and its timer), far above the noise of other
+    /// threads' buffers in flight at the moment of a reading.
+    static let allowedBytesPerOperation = 64
+
+    /// Runs `batch` `count` times and checks that the heap stops growing: what the second half of
+    /// the batches adds stays within `allowedBytesPerOperation`. The first half warms up
+    /// libsecret's session, the path cache, and GDBus's, libdispatch's and malloc's per-thread pools.
+    static func expectLevelsOff(
+        _ what: String, batches count: Int = 12, operationsPerBatch: Int, sourceLocation: SourceLocation = #_sourceLocation,
+        _ batch: () throws -> Void
+    ) rethrows {
+        var heap = [heapBytes()]
+        for _ in 0..<count {
+            try batch()
+            heap.append(heapBytes())
+        }
+        let perBatch = zip(heap.dropFirst(), heap).map { ($0 - $1) / 1024 }
+        let counted = heap.last! - heap[count / 2]
+        let operations = (count - count / 2) * operationsPerBatch
+        print("memory \(TestProvider.name): \(what), heap growth per batch of \(operationsPerBatch) (KiB): \(perBatch)")
+        #expect(heap[0] > 0, "mallinfo2 answers (glibc 2.33 or later)", sourceLocation: sourceLocation)
+        #expect(
+            counted <= operations * allowedBytesPerOperation,
+            "\(what): the heap grew by \(counted) bytes over the last \(operations) operations (KiB per batch: \(perBatch))",
+            sourceLocation: sourceLocation)
+    }
+
+    // libsecret 0.20.5 (Debian 12) leaks the reply of secret_service_get_secret_for_dbus_path
+    // (fixed in 0.21.2): about 5 KiB a read for a 4 KiB value, which this test caught. Reads now
+    // send GetSecrets themselves and let libsecret decode it (ServiceCall.sessionSecret).
+    @Test("SecretStore reads of a 4 KiB value: the heap levels off")
+    func reads() throws {
         try requireTestKeyring()
         let store = try SecretStore(identifier: uniqueID("memory"))
+        defer { try? store.reset() }
         try store.setData(Data(repeating: 0x61, count: 4096), forKey: .valueData)
-        for _ in 0..<50 {
-            _ = try store.data(forKey: .valueData)
-            Self.referenceLookup(service: store.identifier)
+        try Self.expectLevelsOff("reads", operationsPerBatch: 200) {
+            for _ in 0..<200 { _ = try store.data(forKey: .valueData) }
         }
-        // Heap bytes in use, not RSS: two workloads' RSS growth flips with the allocator's page reuse.
-        let start = Self.heapBytes()
-        for _ in 0..<1000 { _ = try store.data(forKey: .valueData) }
-        let afterOurs = Self.heapBytes()
-        for _ in 0..<1000 { Self.referenceLookup(service: store.identifier) }
-        let afterReference = Self.heapBytes()
-        try store.reset()
-        let ours = (afterOurs - start) / 1024
-        let reference = (afterReference - afterOurs) / 1024
-        print("memory: 1000 reads grew the heap by \(ours) KiB, 1000 libsecret lookups by \(reference) KiB")
-        #expect(start > 0, "mallinfo2 answers (glibc 2.33 or later)")
-        #expect(ours <= reference + reference / 2 + 1024, "ours grew \(ours) KiB, libsecret's lookup \(reference) KiB")
+    }
+
+    @Test("SecretStore updates: the heap levels off")
+    func updates() throws {
+        try requireTestKeyring()
+        let store = try SecretStore(identifier: uniqueID("memory"))
+        defer { try? store.reset() }
+        try store.setObject("first", forKey: .valueData)
+        var round = 0
+        try Self.expectLevelsOff("updates", operationsPerBatch: 100) {
+            for _ in 0..<100 {
+                round += 1
+                try store.setObject("value \(round % 2)", forKey: .valueData)
+            }
+        }
+    }
+
+    @Test("Keyring searches: the heap levels off")
+    func searches() throws {
+        try requireTestKeyring()
+        let store = try SecretStore(identifier: uniqueID("memory"))
+        defer { try? store.reset() }
+        try store.setObject("value", forKey: .valueData)
+        try Self.expectLevelsOff("searches", operationsPerBatch: 200) {
+            for _ in 0..<200 { _ = try Keyring.default.search(["service": store.identifier]) }
+        }
     }
 }
