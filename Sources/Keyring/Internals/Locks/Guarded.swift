@@ -18,7 +18,13 @@ package final class Guarded<Value: ~Copyable>: @unchecked Sendable {
     /// A lock guarding `initialValue`.
     package init(_ initialValue: consuming sending Value) {
         mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        // Error-checking, so that a re-entrant `withLock` stops the program as `Mutex` does,
+        // instead of hanging.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
         value = initialValue
     }
 
@@ -31,7 +37,7 @@ package final class Guarded<Value: ~Copyable>: @unchecked Sendable {
     package func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        pthread_mutex_lock(mutex)
+        precondition(pthread_mutex_lock(mutex) == 0, "recursive call to lock a Guarded value")
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }

@@ -124,10 +124,13 @@ extension ServiceCall {
         // To the daemon that holds the session, as libsecret's own call goes to its proxy's owner:
         // after a restart that name is gone (a stale connection, retried on a new session), where
         // the well-known name would reach the new daemon and perhaps another session at this path.
-        guard let daemon = sessionDaemon ?? g_dbus_proxy_get_name_owner(proxy).map({ owner in
-            defer { g_free(owner) }
-            return String(cString: owner)
-        }) else { throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.staleSession) }
+        // With no owner known, the well-known name, as libsecret's proxy would.
+        let daemon =
+            sessionDaemon
+            ?? g_dbus_proxy_get_name_owner(proxy).map { owner in
+                defer { g_free(owner) }
+                return String(cString: owner)
+            } ?? "org.freedesktop.secrets"
         return try BusCall.call(
             connection, daemon, servicePath, serviceInterface, "GetSecrets", kr_variant_path_session_tuple(path, session),
             reply: "(a{o(oayays)})", timeout: remainingMilliseconds, cancellable: cancellable
