@@ -229,7 +229,7 @@ enum FaultTable {
               outcome: "error naming the method (\"unexpected shape\"), never read as absent: nothing printed, no item or backup created",
               exit: 70, kept: .none),
         .init(id: "seam.typed-call.signal-flood", area: "environment",
-              scenario: "an app read once, then idles while another client broadcasts 120,000 PropertiesChanged signals",
+              scenario: "an app read once, then idles while another client broadcasts 240,000 PropertiesChanged signals",
               outcome: "only the Secret Service's own signals are matched; the heap stops growing after the first batches and a real change is still seen",
               exit: nil, kept: .notApplicable),
         .init(id: "seam.typed-call.kwallet-read-only", area: "environment",

@@ -2,7 +2,8 @@
 // use after every batch of the same operations. A pool, a cache or a session grows it in the first
 // batches only; a leak grows it with every batch. Heap bytes in use (mallinfo2), not RSS, which
 // moves with the allocator's page reuse; no comparison with another workload, whose growth flips
-// with that reuse too.
+// with that reuse too. The heap is the whole process's: run with --no-parallel, as every script
+// does (`.serialized` orders this suite's tests, not other suites beside it).
 import CLibSecret
 import Foundation
 import Keyring
