@@ -4,7 +4,6 @@ import Foundation
 import Keyring
 import TestSupport
 import Testing
-import TestSupport
 @testable import DeviceIdentity
 
 #if canImport(Glibc)
@@ -451,7 +450,6 @@ struct ResolverKeyringTests {
         #expect(after.value != old && after.provenance == .generated(policy: "randomUUID"))
     }
 }
-
 
 extension Fixture {
     var scopeAttributes: [String: String] { ["identity-scope": "app", "identity-name": appID] }

@@ -21,7 +21,6 @@ struct MemoryTests {
     /// Bytes malloc holds for the process now (the shim's mallinfo2): exact where RSS moves with page reuse.
     static func heapBytes() -> Int { Int(kr_heap_bytes_in_use()) }
 
-
     /// What the counted batches may add, per operation: far below any object a call could leave
     /// behind (a reply, a GVariant, a cancellable and its timer), far above the noise of other
     /// threads' buffers in flight at the moment of a reading.

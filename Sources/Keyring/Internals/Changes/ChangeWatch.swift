@@ -1,4 +1,3 @@
-
 /// What a watch reports on: the items a search for `attributes` finds that `owns` accepts (for a
 /// wrapper, exactly the items `SecretStore` reads and writes).
 struct ChangeScope: Sendable {

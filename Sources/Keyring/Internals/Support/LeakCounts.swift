@@ -1,4 +1,3 @@
-
 /// Counts of long-lived objects, for leak tests in this package: a count that returns to where it
 /// was after thousands of cycles is a deterministic check, where memory figures move with the
 /// allocator and the machine's load.
