@@ -278,6 +278,9 @@ struct DecisionTests {
                 "with the copy void, what blocks is the keyring, and the error says so")
         let earlierPending = PendingReset(voidChecksum: nil, time: Date(timeIntervalSince1970: 1100))
         #expect(Self.shape(Decision.decide(Self.facts(Self.absent, unmoved, pending: earlierPending))) == "fail corrupt")
+        // A copy born in the reset's own millisecond, after its stamp (rounded down), may be newer: it blocks.
+        let sameMillisecond = BackupState.corrupt(reason: "it is empty", quarantinedAs: nil, born: Date(timeIntervalSince1970: 1500.0004))
+        #expect(Self.shape(Decision.decide(Self.facts(Self.absent, sameMillisecond, pending: pending))) == "fail corrupt")
         // No known birth: never void.
         let unknown = BackupState.corrupt(reason: "garbage", quarantinedAs: nil, born: nil)
         #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: resetAfter), unknown))) == "fail corrupt")

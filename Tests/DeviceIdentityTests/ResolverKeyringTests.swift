@@ -393,8 +393,11 @@ struct ResolverKeyringTests {
     static func identifierWithKilledReset(_ fixture: Fixture) throws -> String {
         let resolver = try fixture.resolver()
         let old = try resolver.identifier()
+        // The mark's time is rounded down to the millisecond: a backup born in that millisecond may
+        // be newer than the reset, so it blocks (DecisionTests). A killed reset comes later than that.
+        usleep(20_000)
         try resolver.backup!.markPendingReset(voidChecksum: BackupRecord.checksum(old))
-        usleep(20_000)  // the mark counts in milliseconds
+        usleep(20_000)  // likewise for what the test does next
         return old
     }
 
