@@ -16,7 +16,7 @@ enum Command: Equatable, Sendable {
     case help(HelpTopic)
     /// `--version`: print the version, exit 0.
     case version
-    /// `--generate …` (hidden): print the man page or a shell's completion script, exit 0.
+    /// `--generate …` (hidden): print the man page, a shell's completion script or the DocC reference, exit 0.
     case generate(Generated)
 
     /// `idtool get`: print the app's identifier, creating it when it is proven absent.
@@ -68,6 +68,8 @@ enum Generated: Equatable, Sendable {
     case man
     /// `--generate completion SHELL`: the completion script for SHELL.
     case completion(Shell)
+    /// `--generate reference`: the DocC article's reference regions in Markdown.
+    case reference
 }
 
 /// The shells idtool makes completion scripts for.

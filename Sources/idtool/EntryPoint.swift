@@ -28,6 +28,9 @@ package enum EntryPoint {
             case .generate(.completion(let shell)):
                 Output.print(Completion.script(for: shell))
                 return ExitCode.ok.rawValue
+            case .generate(.reference):
+                Output.print(Reference.text)
+                return ExitCode.ok.rawValue
             case .get, .show, .reset, .migrate, .derive:
                 return IdentityCommands.run(command)
             case .doctor(let json, let timeout):

@@ -146,12 +146,15 @@ enum CommandLineParser {
         }
     }
 
-    /// `--generate man` or `--generate completion bash|zsh|fish`: hidden, for scripts/install.
+    /// `--generate man|reference` or `--generate completion bash|zsh|fish`: hidden, for scripts/install
+    /// and scripts/docs-tables.
     private static func parseGenerate(_ arguments: [String]) throws(UsageError) -> Command {
-        let usage = "--generate needs man, or completion and one of " + Interface.list(Shell.allCases.map(\.rawValue))
+        let usage = "--generate needs man, reference, or completion and one of " + Interface.list(Shell.allCases.map(\.rawValue))
         switch arguments.first {
         case "man" where arguments.count == 1:
             return .generate(.man)
+        case "reference" where arguments.count == 1:
+            return .generate(.reference)
         case "completion" where arguments.count == 2:
             guard let shell = Shell(rawValue: arguments[1]) else { throw UsageError(message: usage, topic: .overview) }
             return .generate(.completion(shell))
