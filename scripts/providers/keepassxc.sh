@@ -104,24 +104,24 @@ kpx_locked() { # kpx_locked OBJECT-PATH: prints true or false
     string:org.freedesktop.Secret.Collection string:Locked 2>/dev/null | awk '/boolean/ {print $3}'
 }
 
+kpx_is_locked() { [ "$(kpx_locked "$1")" = "$2" ]; }
+
 kpx_wait_locked() { # kpx_wait_locked OBJECT-PATH true|false
-  for _ in $(seq 1 200); do
-    [ "$(kpx_locked "$1")" = "$2" ] && return 0
-    sleep 0.05
-  done
-  echo "keyring-ctl: timed out waiting for $1 Locked=$2" >&2
+  poll 60 kpx_is_locked "$1" "$2" && return 0
+  echo "keyring-ctl: timed out after 60 s waiting for $1 Locked=$2" >&2
   return 1
 }
 
 kpx_main_window=org.keepassxc.KeePassXC.MainWindow
 
+kpx_has_main_window() {
+  dbus --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner "string:$kpx_main_window" 2>/dev/null |
+    grep -q "boolean true"
+}
+
 kpx_wait_main_window() {
-  for _ in $(seq 1 400); do
-    dbus --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner "string:$kpx_main_window" 2>/dev/null |
-      grep -q "boolean true" && return 0
-    sleep 0.05
-  done
-  echo "keyring-ctl: KeePassXC did not come up (see $(kpx_dir)/log)" >&2
+  poll 90 kpx_has_main_window && return 0
+  echo "keyring-ctl: KeePassXC did not come up within 90 s (see $(kpx_dir)/log)" >&2
   return 1
 }
 
@@ -220,11 +220,8 @@ kpx_save_all() {
   [ ${#open[@]} -gt 0 ] || return 0
   dbus --dest=$kpx_main_window /keepassxc org.keepassxc.KeePassXC.MainWindow.lockAllDatabases >/dev/null 2>&1 || true
   for path in "${open[@]}"; do
-    for _ in $(seq 1 300); do
-      [ "$(kpx_locked "$path")" = false ] || continue 2
-      sleep 0.05
-    done
-    echo "keyring-ctl: KeePassXC did not lock (save) $path within 15 s; stopping it anyway" >&2
+    poll 60 kpx_is_locked "$path" true ||
+      echo "keyring-ctl: KeePassXC did not lock (save) $path within 60 s; stopping it anyway" >&2
   done
 }
 
@@ -236,8 +233,7 @@ stop() { # stop [signal]
   [ -n "$pid" ] || return 0
   [ "${1:-TERM}" != TERM ] || kpx_save_all
   kill "-${1:-TERM}" "$pid" 2>/dev/null || true
-  for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  poll 6 gone "$pid" || kill -KILL "$pid" 2>/dev/null || true
+  poll 30 gone "$pid" || true
   wait_for no
 }

@@ -94,12 +94,11 @@ kwallet_locked() { # kwallet_locked [COLLECTION]: prints true or false
     string:org.freedesktop.Secret.Collection string:Locked 2>/dev/null | awk '/boolean/ {print $NF}'
 }
 
+kwallet_is_locked() { [ "$(kwallet_locked "${2:-}")" = "$1" ]; }
+
 kwallet_wait_locked() { # kwallet_wait_locked true|false [COLLECTION]
-  for _ in $(seq 1 200); do
-    [ "$(kwallet_locked "${2:-}")" = "$1" ] && return 0
-    sleep 0.05
-  done
-  echo "keyring-ctl: timed out waiting for ${2:-the wallet} to be locked=$1" >&2
+  poll 60 kwallet_is_locked "$1" "${2:-}" && return 0
+  echo "keyring-ctl: timed out after 60 s waiting for ${2:-the wallet} to be locked=$1" >&2
   return 1
 }
 
@@ -123,8 +122,8 @@ kwallet_unlock() { # kwallet_unlock [COLLECTION]
 }
 
 kwallet_wait_file() { # kwallet_wait_file WALLET
-  for _ in $(seq 1 200); do [ -f "$(kwallet_dir)/$1.kwl" ] && return 0; sleep 0.05; done
-  echo "keyring-ctl: $kwallet_daemon created no wallet $1" >&2
+  poll 60 test -f "$(kwallet_dir)/$1.kwl" && return 0
+  echo "keyring-ctl: $kwallet_daemon created no wallet $1 within 60 s" >&2
   return 1
 }
 
