@@ -175,10 +175,30 @@ final class ServiceChangeWatch: @unchecked Sendable {
         running = !newOwner.isEmpty
         guard running else { return }
         emit(KeyringChange(.serviceStarted))
+        owner += 1
         // A new daemon: its items may differ from those the old one had.
         try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
             _ = ServiceSignals.synchronize(call)
             try look(call, report: true)
+        }
+        lookAgain(afterStartOf: owner, delays: Self.lookDelaysAfterStart)
+    }
+
+    /// Looks again this long after a daemon takes the name. gnome-keyring started with `--unlock`
+    /// owns the name before it unlocks its keyring and sends no signal for that unlock, so a look
+    /// made at once may see it locked and miss the change; a look that failed (the daemon still
+    /// loading) is tried again too. Each look reports only what differs from what this watch saw.
+    static let lookDelaysAfterStart: [Double] = [0.25, 1, 3]
+
+    /// Counts daemons this watch has seen take the name, so a later look is skipped once another took it.
+    private var owner = 0
+
+    private func lookAgain(afterStartOf started: Int, delays: [Double]) {
+        guard let delay = delays.first else { return }
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, !self.isStopped, self.running, self.owner == started else { return }
+            try? ServiceCall.run(timeout: self.timeout) { call throws(KeyringError) in try self.look(call, report: true) }
+            self.lookAgain(afterStartOf: started, delays: Array(delays.dropFirst()))
         }
     }
 
