@@ -42,7 +42,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]),
         .executableTarget(name: "keyring-sandbox"),
         // The subprocess runner the test targets share; not part of any product.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Keyring"], path: "Tests/TestSupport"),
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret", "TestSupport"]),
         .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Keyring", "TestSupport"]),
         .testTarget(name: "idtoolTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"]),

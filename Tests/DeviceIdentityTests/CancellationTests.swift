@@ -2,6 +2,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 @testable import DeviceIdentity
 
 #if canImport(Glibc)
@@ -20,11 +21,8 @@ struct CancellationTests {
             lockDirectories: [fixture.directory + "/lock"])
         let warm = try await resolver.refresh().value   // connected, session open
         try FileManager.default.removeItem(atPath: fixture.backupPath)
-        let pidText = try run(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, ["pid"]).text
-        let pid = try #require(pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
-        try #require(kill(pid, SIGSTOP) == 0)
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
 
         let resolve = Task { try await resolver.refresh() }
         let reset = Task { try await resolver.reset() }
@@ -43,8 +41,7 @@ struct CancellationTests {
         } catch let error as IdentityError {
             #expect(error == .keyring(.cancelled), "\(error)")
         }
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         #expect(!FileManager.default.fileExists(atPath: fixture.backupPath), "nothing generated")
         #expect(try await resolver.refresh().value == warm, "the identifier survived")
     }

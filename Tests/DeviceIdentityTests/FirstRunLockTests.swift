@@ -3,6 +3,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 @testable import DeviceIdentity
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 @testable import DeviceIdentity
 
 @Suite("Migration against the real keyring", .serialized)

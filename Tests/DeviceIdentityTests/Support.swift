@@ -10,17 +10,6 @@ import TestSupport
 import Glibc
 #endif
 
-let repoRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-func requireTestKeyring(sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let root = ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? ""
-    try #require(
-        !root.isEmpty,
-        "This test talks to a real gnome-keyring; run it under scripts/with-keyring. It refuses to touch your own keyring.",
-        sourceLocation: sourceLocation)
-}
-
 /// A unique app ID, a private backup/lock directory for it, and a resolver factory.
 struct Fixture {
     let appID = "test.app.\(UUID().uuidString.lowercased())"
@@ -76,12 +65,6 @@ func run(_ executable: String, _ arguments: [String], input: Data? = nil, enviro
 let hidesTheKeyringByHidingTheBus: Comment =
     "hides the session bus to take the keyring away; libsecret's file backend needs no bus"
 
-/// Runs scripts/keyring-ctl inside the test session (lock, restart, kill, start, stop).
-func keyringCtl(_ command: String) throws {
-    let out = try run(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, [command])
-    #expect(out.status == 0, "keyring-ctl \(command) failed: \(out.stderr)")
-}
-
 /// Runs `body` with the session bus hidden from this process (GLib's own connection stays
 /// cached, so the library's pre-check is what sees "no bus" — as a process without a bus would).
 func withoutSessionBus<T>(_ body: () throws -> T) rethrows -> T {
@@ -109,28 +92,4 @@ func identityError<T>(sourceLocation: SourceLocation = #_sourceLocation, _ body:
         Issue.record("expected an IdentityError, got \(error)", sourceLocation: sourceLocation)
     }
     return nil
-}
-
-func isUUIDv4(_ text: String) -> Bool {
-    text.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", options: .regularExpression) != nil
-}
-
-// MARK: - Unlock prompts
-
-/// scripts/keyring-ctl with arguments (prompter on, prompt-answer ok, prompt-status); its stdout.
-@discardableResult
-func keyringCtl(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-    let out = try run(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, arguments)
-    try #require(out.status == 0, "keyring-ctl \(arguments) failed: \(out.stderr)", sourceLocation: sourceLocation)
-    return out.text.trimmingCharacters(in: .whitespacesAndNewlines)
-}
-
-/// Runs `body` with gcr's mock prompter answering gnome-keyring's unlock prompts; afterwards the
-/// daemon runs unlocked and without it.
-func withMockPrompter(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) throws {
-    try keyringCtl(["prompter", "on"], sourceLocation: sourceLocation)
-    defer {
-        do { try keyringCtl(["prompter", "off"]) } catch { Issue.record("could not stop the mock prompter: \(error)") }
-    }
-    try body()
 }

@@ -2,6 +2,7 @@ import DeviceIdentity
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 /// The resolver on a locked gnome-keyring whose unlock prompts go to gcr's mock prompter.
 @Suite(

@@ -309,8 +309,7 @@ struct CreationOutcomeFaults {
         for round in 0..<2 {
             let host = try Sandbox()
             let app = Fault.newApp("refused-name-\(round)")
-            let daemon = try #require(try Fault.daemonPID())
-            let (a, b) = try Fault.startingTogether(daemon: daemon) {
+            let (a, b) = try Fault.startingTogether {
                 (try host.start(["get", "--app", app]), try proxyBox.start(["get", "--app", app], environment: proxied))
             }
             let (ra, rb) = (try a.wait(), try b.wait())

@@ -5,6 +5,7 @@ import DeviceIdentity
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -30,11 +31,6 @@ struct DeadlineFaults {
         }
     }
 
-    static func stopDaemon() throws -> pid_t {
-        let pid = try #require(try Fault.daemonPID(), "keyring-ctl pid printed nothing")
-        try #require(kill(pid, SIGSTOP) == 0)
-        return pid
-    }
 
     static func elapsed(since start: ContinuousClock.Instant) -> Double { start.duration(to: .now) / .seconds(1) }
 
@@ -45,17 +41,15 @@ struct DeadlineFaults {
         let attributes = ["service": Fault.newApp("deadline-threads")]
         try Keyring.default.store(Data("v".utf8), attributes: attributes, label: "l")
         defer { _ = try? Keyring.default.delete(attributes) }
-        let pid = try Self.stopDaemon()
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
 
         let long = Worker { _ = try Keyring(timeout: .seconds(6)).lookup(attributes) }
         usleep(300_000)
         let start = ContinuousClock.now
         #expect(throws: KeyringError.timedOut(seconds: 1)) { try Keyring(timeout: .seconds(1)).lookup(attributes) }
         #expect(Self.elapsed(since: start) < 3)
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         long.join()
     }
 
@@ -74,16 +68,14 @@ struct DeadlineFaults {
             }
         }
         held.wait()
-        let pid = try Self.stopDaemon()
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
         let start = ContinuousClock.now
         #expect(throws: KeyringError.timedOut(seconds: 4)) {
             try Keyring(timeout: .seconds(4)).store(Data("w".utf8), attributes: attributes, label: "l")
         }
         #expect(Self.elapsed(since: start) < 6.5)
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         holder.join()
     }
 

@@ -71,9 +71,9 @@ extension Fault {
     /// A start barrier: `start` runs while the daemon is SIGSTOPped, so every child it starts
     /// queues its first call at the daemon; then the daemon resumes and they race from there.
     /// The pause only gives the children time to get there; nothing is asserted on time.
-    static func startingTogether<T>(daemon pid: pid_t, _ start: () throws -> T) throws -> T {
-        try #require(kill(pid, SIGSTOP) == 0)
-        defer { kill(pid, SIGCONT) }
+    static func startingTogether<T>(_ start: () throws -> T) throws -> T {
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
         let started = try start()
         usleep(800_000)
         return started
@@ -192,15 +192,11 @@ struct EdgeFaults {
 
     @Test("16 processes with separate runtime and state directories agree on a new vendor group's identifier, 3 rounds")
     func creatorsWithoutSharedDirectoriesAgree() throws {
-        let pid = try #require(try Fault.daemonPID(), "daemon pid")
-        defer {
-            kill(pid, SIGCONT)
-            Fault.restoreDaemon()
-        }
+        defer { Fault.restoreDaemon() }
         for round in 0..<3 {
             let group = Fault.newApp("vendor-race\(round)")
             let boxes = try (0..<16).map { _ in try Sandbox() }
-            let children = try Fault.startingTogether(daemon: pid) {
+            let children = try Fault.startingTogether {
                 try boxes.enumerated().map { i, box in try box.start(["get", "--app", "fault.edge-app\(i)", "--vendor", group]) }
             }
             let runs = try children.map { try $0.wait() }
@@ -219,15 +215,11 @@ struct EdgeFaults {
         let box = try Sandbox()
         var environment = box.keyringEnvironment
         environment["XDG_RUNTIME_DIR"] = nil
-        let pid = try #require(try Fault.daemonPID(), "daemon pid")
-        defer {
-            kill(pid, SIGCONT)
-            Fault.restoreDaemon()
-        }
+        defer { Fault.restoreDaemon() }
         for round in 0..<3 {
             let service = "fault.edge.itemset\(round).\(UUID().uuidString.prefix(8).lowercased())"
             let values = (0..<8).map { "value-\($0)-\(UUID().uuidString)" }
-            let children = try Fault.startingTogether(daemon: pid) {
+            let children = try Fault.startingTogether {
                 try values.map { try box.start(["item", "set", service], stdin: Data($0.utf8), environment: environment) }
             }
             let runs = try children.map { try $0.wait() }
@@ -607,10 +599,9 @@ struct EdgeFaults {
         let box = try Sandbox()
         let app = Fault.newApp("hung")
         let id = try box.establish(app)
-        let pid = try #require(try Fault.daemonPID(), "daemon pid")
-        try #require(kill(pid, SIGSTOP) == 0)
+        let paused = try PausedDaemon()
         defer {
-            kill(pid, SIGCONT)
+            paused.resume()
             Fault.restoreDaemon()
         }
         let clock = ContinuousClock()

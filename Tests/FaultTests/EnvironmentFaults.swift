@@ -226,7 +226,7 @@ struct EnvironmentFaults {
             usleep(10_000)
         }
 
-        #expect(kill(pid, SIGSTOP) == 0)
+        _ = try PausedDaemon()   // never resumed: killed below, or by the defer
         var killed = false
         defer { if !killed { kill(pid, SIGKILL) } }
         let child = try box.start(["get", "--app", app, "--json", "--timeout", "60"])

@@ -42,28 +42,13 @@ enum Fault {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The idtool next to the test bundle (any --scratch-path), else `.build/debug/idtool`; IDTOOL_BINARY overrides.
-    static let idtool: String? = {
-        let fm = FileManager.default
-        if let path = ProcessInfo.processInfo.environment["IDTOOL_BINARY"], !path.isEmpty { return path }
-        var candidates: [String] = []
-        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("idtool").path)
-        }
-        if let bundle = Bundle.main.executableURL {
-            candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("idtool").path)
-        }
-        candidates.append(packageRoot.appendingPathComponent(".build/debug/idtool").path)
-        return candidates.first { fm.isExecutableFile(atPath: $0) }
-    }()
+    /// TestSupport's idtool.
+    static let idtool: String? = idtoolPath
 
-    /// Fails (never skips) outside scripts/with-keyring.
+    /// Fails (never skips) outside scripts/with-keyring, or without a built idtool.
     static func requireTestKeyring(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let root = ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? ""
-        try #require(!root.isEmpty, "the fault suite needs the throwaway keyring: run it under scripts/with-keyring",
-                     sourceLocation: sourceLocation)
-        try #require(idtool != nil, "idtool was not built next to the tests: run `swift build --build-tests` first",
-                     sourceLocation: sourceLocation)
+        try TestSupport.requireTestKeyring(sourceLocation: sourceLocation)
+        _ = try requireIdtool(sourceLocation: sourceLocation)
     }
 
     /// Reruns secret-tool and python when kwalletd5 would mishandle their session (see ChildProcess.isRejectedSessionKey).
@@ -78,7 +63,7 @@ enum Fault {
     }
 
     static func keyringCtl(_ command: String) throws -> Run {
-        try run(packageRoot.appendingPathComponent("scripts/keyring-ctl").path, [command])
+        try run(keyringCtlPath, [command])
     }
 
     /// keyring-ctl restart, recorded as an issue when it fails (for defers).

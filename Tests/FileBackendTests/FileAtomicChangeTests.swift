@@ -85,7 +85,7 @@ struct FileAtomicChangeTests {
         for step in 1...8 where !completed {
             let sandbox = try FileKeyringSandbox()
             defer { sandbox.remove() }
-            let service = uniqueName("atomic-account")
+            let service = uniqueID("atomic-account")
             let (ours, theirs, unrelated) = try seed(sandbox, service: service)
             var changed = ours
             changed.attributes["username"] = "bob"
@@ -111,7 +111,7 @@ struct FileAtomicChangeTests {
         for step in 1...8 where !completed {
             let sandbox = try FileKeyringSandbox()
             defer { sandbox.remove() }
-            let service = uniqueName("atomic-reset")
+            let service = uniqueID("atomic-reset")
             let (ours, theirs, unrelated) = try seed(sandbox, service: service)
             let killed = try run(sandbox, ["item", "reset", service], stdin: Data(), killedAfter: step)
             completed = !killed
@@ -133,7 +133,7 @@ struct FileAtomicChangeTests {
     func overtaken(cancel: Bool) throws -> (KeyringError?, Set<String>) {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let service = uniqueName("atomic-overtaken")
+        let service = uniqueID("atomic-overtaken")
         let before = try sandbox.secretTool(
             ["store", "--label", "before", "service", service, "which", "before"], stdin: Data("before".utf8))
         try #require(before.status == 0, "\(before.stderr)")

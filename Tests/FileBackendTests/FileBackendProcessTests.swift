@@ -14,7 +14,7 @@ struct FileBackendProcessTests {
     func itemRoundTrip() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let id = uniqueName("item")
+        let id = uniqueID("item")
         let set = try sandbox.idtool(["item", "set", id], stdin: Data("hello".utf8))
         #expect(set.status == 0, "\(set.stderr)")
         let get = try sandbox.idtool(["item", "get", id])
@@ -30,12 +30,12 @@ struct FileBackendProcessTests {
     func interop() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let ours = uniqueName("ours")
+        let ours = uniqueID("ours")
         #expect(try sandbox.idtool(["item", "set", ours], stdin: Data("from idtool".utf8)).status == 0)
         let lookup = try sandbox.secretTool(["lookup", "service", ours, "username", ""])
         #expect(lookup.status == 0, "\(lookup.stderr)")
         #expect(lookup.text == "from idtool")
-        let theirs = uniqueName("theirs")
+        let theirs = uniqueID("theirs")
         let stored = try sandbox.secretTool(
             ["store", "--label", "x", "service", theirs, "username", "bob"], stdin: Data("from secret-tool".utf8))
         #expect(stored.status == 0, "\(stored.stderr)")
@@ -48,7 +48,7 @@ struct FileBackendProcessTests {
     func secretToolReplacesOurItem() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let id = uniqueName("replace")
+        let id = uniqueID("replace")
         #expect(try sandbox.idtool(["item", "set", id], stdin: Data("ours".utf8)).status == 0)
         let stored = try sandbox.secretTool(["store", "--label", id, "service", id, "username", ""], stdin: Data("theirs".utf8))
         #expect(stored.status == 0, "\(stored.stderr)")
@@ -61,8 +61,8 @@ struct FileBackendProcessTests {
     func concurrentItemCreation() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let id = uniqueName("race")
-        let binary = try #require(idtoolBinary)
+        let id = uniqueID("race")
+        let binary = try requireIdtool()
         let children = try (0..<8).map { index in
             try ChildProcess(
                 binary, [Array("item".utf8), Array("set".utf8), Array(id.utf8)], stdin: Data("value \(index)".utf8),
@@ -80,8 +80,8 @@ struct FileBackendProcessTests {
     func concurrentIdentifier() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let app = uniqueName("app")
-        let binary = try #require(idtoolBinary)
+        let app = uniqueID("app")
+        let binary = try requireIdtool()
         let children = try (0..<8).map { _ in
             try ChildProcess(binary, ["get", "--app", app].map { Array($0.utf8) }, environment: sandbox.environment())
         }
@@ -100,7 +100,7 @@ struct FileBackendProcessTests {
     func identifierInSandbox() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let app = uniqueName("app")
+        let app = uniqueID("app")
         let first = try sandbox.idtool(["get", "--app", app])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.isEmpty, "no notice expected: \(first.stderr)")
@@ -123,7 +123,7 @@ struct FileBackendProcessTests {
     func wrongKeyNoNewIdentifier() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let app = uniqueName("app")
+        let app = uniqueID("app")
         let first = try sandbox.idtool(["get", "--app", app])
         #expect(first.status == 0, "\(first.stderr)")
         let backup = sandbox.root.appendingPathComponent("state/keyring-identity/app/\(app)/identifier").path
@@ -143,7 +143,7 @@ struct FileBackendProcessTests {
     func damagedAttributeHashFailsReset() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let app = uniqueName("app")
+        let app = uniqueID("app")
         let first = try sandbox.idtool(["get", "--app", app])
         try #require(first.status == 0, "\(first.stderr)")
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: sandbox.keyringPath)))
@@ -165,7 +165,7 @@ struct FileBackendProcessTests {
     func outOfRangeModificationTime() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let app = uniqueName("app")
+        let app = uniqueID("app")
         let first = try sandbox.idtool(["get", "--app", app])
         try #require(first.status == 0, "\(first.stderr)")
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: sandbox.keyringPath)))
@@ -194,7 +194,7 @@ struct FileBackendProcessTests {
         defer { sandbox.remove() }
         var checked = 0
         for _ in 0..<8 where checked < 3 {
-            let app = uniqueName("app")
+            let app = uniqueID("app")
             let first = try sandbox.idtool(["get", "--app", app])
             try #require(first.status == 0, "\(first.stderr)")
             let twin = UUID().uuidString.lowercased()
@@ -220,7 +220,7 @@ struct FileBackendProcessTests {
     func vendorNotice() throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let get = try sandbox.idtool(["get", "--vendor", uniqueName("vendor")])
+        let get = try sandbox.idtool(["get", "--vendor", uniqueID("vendor")])
         #expect(get.status == 0, "\(get.stderr)")
         #expect(get.stderr.contains("each sandboxed app has its own keyring file"), "\(get.stderr)")
     }

@@ -91,7 +91,7 @@ struct FileChangeNotificationTests {
     func idtoolWatch() async throws {
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let binary = try #require(idtoolBinary)
+        let binary = try requireIdtool()
         let id = "watch.\(UUID().uuidString)"
         let output = sandbox.root.appendingPathComponent("watch.out").path
         let watcher = try ChildProcess(

@@ -59,7 +59,7 @@ struct FileFreshnessTests {
     @Test("writes by secret-tool within the same second, of the same size, each renamed over the file, show on the next read")
     func sameSecondSameSize() throws {
         try withSandbox { sandbox in
-            let id = uniqueName("fresh")
+            let id = uniqueID("fresh")
             let store = try SecretStore(identifier: id, keyring: keyring)
             try store.setObject("value-000", forKey: .valueData)
             var sizes = Set<Int64>()
@@ -80,7 +80,7 @@ struct FileFreshnessTests {
     @Test("with a settled file (stat alone decides): a rename, a rewrite in place of the same size, and one with the old mtime put back")
     func settledFile() throws {
         try withSandbox { sandbox in
-            let id = uniqueName("settled")
+            let id = uniqueID("settled")
             let store = try SecretStore(identifier: id, keyring: keyring)
             let path = sandbox.keyringPath
             let copies = sandbox.root.appendingPathComponent("copies").path
@@ -114,9 +114,9 @@ struct FileFreshnessTests {
     @Test("a warm writer keeps another process's write: it reads the file again before changing it")
     func warmWriterKeepsOtherWrites() throws {
         try withSandbox { sandbox in
-            let ours = try SecretStore(identifier: uniqueName("ours"), keyring: keyring)
+            let ours = try SecretStore(identifier: uniqueID("ours"), keyring: keyring)
             try ours.setObject("ours-1", forKey: .valueData)
-            let theirs = uniqueName("theirs")
+            let theirs = uniqueID("theirs")
             for round in 1...5 {
                 try writeElsewhere(sandbox, theirs, "theirs-\(round)")
                 try ours.setObject("ours-\(round + 1)", forKey: .valueData)
@@ -130,7 +130,7 @@ struct FileFreshnessTests {
     @Test("removed by another process, and written again: the reader sees absence, then the new value")
     func removedAndBack() throws {
         try withSandbox { sandbox in
-            let id = uniqueName("gone")
+            let id = uniqueID("gone")
             let store = try SecretStore(identifier: id, keyring: keyring)
             try store.setObject("here", forKey: .valueData)
             #expect(try store.object(forKey: .valueData) == "here")
@@ -144,7 +144,7 @@ struct FileFreshnessTests {
     @Test("a file made anew (another salt, same password) or with another key, renamed over a warm reader's: the new value, or wrongKey")
     func otherSaltOrKey() throws {
         try withSandbox { sandbox in
-            let id = uniqueName("salt")
+            let id = uniqueID("salt")
             let store = try SecretStore(identifier: id, keyring: keyring)
             try store.setObject("first", forKey: .valueData)
             #expect(try store.object(forKey: .valueData) == "first")
@@ -172,7 +172,7 @@ struct FileFreshnessTests {
     @Test("a file another process is creating under the file lock (GLib writes a new file in place) reads once that change is done")
     func fileBeingCreated() throws {
         try withSandbox { sandbox in
-            let id = uniqueName("create")
+            let id = uniqueID("create")
             let made = try FileKeyringSandbox(password: sandbox.password)
             defer { made.remove() }
             let stored = try made.secretTool(["store", "--label", id, "service", id, "username", ""], stdin: Data("made".utf8))
@@ -195,7 +195,7 @@ struct FileFreshnessTests {
     @Test("threads of one process share the snapshot: every one reads its own latest value")
     func threads() throws {
         try withSandbox { _ in
-            let stores = try (0..<6).map { try SecretStore(identifier: uniqueName("thread\($0)"), keyring: keyring) }
+            let stores = try (0..<6).map { try SecretStore(identifier: uniqueID("thread\($0)"), keyring: keyring) }
             let failures = Guarded(0)
             DispatchQueue.concurrentPerform(iterations: stores.count) { index in
                 for round in 0..<8 {

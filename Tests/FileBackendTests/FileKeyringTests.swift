@@ -31,7 +31,7 @@ struct FileKeyringTests {
     @Test("store then lookup round-trips, and the file is where libsecret's test variable says")
     func roundTrip() throws {
         try withSandbox { sandbox in
-            let attributes = ["service": uniqueName(), "username": "alice"]
+            let attributes = ["service": uniqueID("fb"), "username": "alice"]
             try keyring.store(Data("hello".utf8), attributes: attributes, label: "greeting")
             #expect(try keyring.lookup(attributes) == Data("hello".utf8))
             #expect(FileManager.default.fileExists(atPath: sandbox.keyringPath))
@@ -39,7 +39,7 @@ struct FileKeyringTests {
             #expect(items.count == 1)
             #expect(items.first?.label == "greeting")
             #expect(items.first?.isLocked == false)
-            #expect(try keyring.lookup(["service": uniqueName()]) == nil)
+            #expect(try keyring.lookup(["service": uniqueID("fb")]) == nil)
         }
     }
 
@@ -50,10 +50,10 @@ struct FileKeyringTests {
             for index in big.indices { big[index] = UInt8(truncatingIfNeeded: index &* 31 &+ 7) }
             let values = [Data(), Data([0]), Data([0x61, 0, 0x62, 0]), Data([0xff, 0xfe, 0xc3, 0x28]), big]
             for (index, value) in values.enumerated() {
-                let attributes = ["service": uniqueName("fidelity"), "n": String(index)]
+                let attributes = ["service": uniqueID("fidelity"), "n": String(index)]
                 try keyring.store(value, attributes: attributes, label: "v", contentType: "application/octet-stream")
                 #expect(try keyring.lookup(attributes) == value, "value \(index)")
-                let store = try SecretStore(identifier: uniqueName("store"), keyring: keyring)
+                let store = try SecretStore(identifier: uniqueID("store"), keyring: keyring)
                 try store.setData(value, forKey: .valueData)
                 #expect(try store.data(forKey: .valueData) == value, "SecretStore value \(index)")
             }
@@ -63,7 +63,7 @@ struct FileKeyringTests {
     @Test("repeated stores keep one item per attribute set, with the newest secret and label")
     func oneItem() throws {
         try withSandbox { _ in
-            let attributes = ["service": uniqueName(), "username": "bob"]
+            let attributes = ["service": uniqueID("fb"), "username": "bob"]
             for round in 0..<5 { try keyring.store(Data("v\(round)".utf8), attributes: attributes, label: "L\(round)") }
             let items = try keyring.search(attributes)
             #expect(items.count == 1)
@@ -75,7 +75,7 @@ struct FileKeyringTests {
     @Test("a store updates only the item with exactly these attributes; delete(item:) removes only that item")
     func exactAttributes() throws {
         try withSandbox { _ in
-            let service = uniqueName()
+            let service = uniqueID("fb")
             let base = ["service": service, "username": "carol"]
             let wider = base.merging(["extra": "x"]) { $1 }
             try keyring.store(Data("base".utf8), attributes: base, label: "base")
@@ -99,7 +99,7 @@ struct FileKeyringTests {
     @Test("insertIfAbsent creates once and then returns the existing item unchanged")
     func insertIfAbsent() throws {
         try withSandbox { _ in
-            let attributes = ["identity-scope": "app", "identity-name": uniqueName()]
+            let attributes = ["identity-scope": "app", "identity-name": uniqueID("fb")]
             #expect(try keyring.insertIfAbsent(Data("first".utf8), attributes: attributes, label: "id") == .inserted)
             guard case .existing(_, let secret) = try keyring.insertIfAbsent(Data("second".utf8), attributes: attributes, label: "id")
             else {
@@ -114,7 +114,7 @@ struct FileKeyringTests {
     @Test("a wrong key is a typed error, never an empty keyring, and a write with it changes nothing")
     func wrongKey() throws {
         try withSandbox { sandbox in
-            let attributes = ["service": uniqueName(), "username": "dave"]
+            let attributes = ["service": uniqueID("fb"), "username": "dave"]
             try keyring.store(Data("kept".utf8), attributes: attributes, label: "x")
             let before = try Data(contentsOf: URL(fileURLWithPath: sandbox.keyringPath))
             sandbox.activate(password: "not-the-password")
@@ -133,7 +133,7 @@ struct FileKeyringTests {
     @Test("a truncated or foreign keyring file is a typed error, not a crash (libsecret 0.20 aborts on some)")
     func damagedFile() throws {
         try withSandbox { sandbox in
-            let attributes = ["service": uniqueName()]
+            let attributes = ["service": uniqueID("fb")]
             try keyring.store(Data("x".utf8), attributes: attributes, label: "x")
             let whole = try Data(contentsOf: URL(fileURLWithPath: sandbox.keyringPath))
             for length in [40, 18, 10, whole.count - 1] {
@@ -193,7 +193,7 @@ struct FileKeyringTests {
             try #require(mounted.status == 0, "mount failed: \(mounted.stderr)")
             defer { _ = try? ChildProcess.run("/usr/bin/umount", [mountPoint]) }
             setenv("SECRET_FILE_TEST_PATH", mountPoint + "/keyrings/default.keyring", 1)
-            let attributes = ["service": uniqueName("full")]
+            let attributes = ["service": uniqueID("full")]
             try keyring.store(Data("kept".utf8), attributes: attributes, label: "kept")
             let before = try Data(contentsOf: URL(fileURLWithPath: mountPoint + "/keyrings/default.keyring"))
             // Fill the rest of the file system.
@@ -204,7 +204,7 @@ struct FileKeyringTests {
             let big = Data(repeating: 0x41, count: 20_000)
             guard
                 case .keyringFileUnavailable(_, let detail)? = keyringError({
-                    try keyring.store(big, attributes: ["service": uniqueName("big")], label: "big")
+                    try keyring.store(big, attributes: ["service": uniqueID("big")], label: "big")
                 })
             else {
                 Issue.record("a full disk was not reported as an unusable keyring file")
@@ -226,7 +226,7 @@ struct FileKeyringTests {
             try #require(mounted.status == 0, "mount failed: \(mounted.stderr)")
             defer { _ = try? ChildProcess.run("/usr/bin/umount", [mountPoint]) }
             setenv("SECRET_FILE_TEST_PATH", mountPoint + "/keyrings/default.keyring", 1)
-            let attributes = ["service": uniqueName("ro")]
+            let attributes = ["service": uniqueID("ro")]
             try keyring.store(Data("kept".utf8), attributes: attributes, label: "kept")
             let remounted = try ChildProcess.run("/usr/bin/mount", ["-o", "remount,ro", mountPoint])
             try #require(remounted.status == 0, "remount failed: \(remounted.stderr)")
@@ -272,7 +272,7 @@ struct FileKeyringTests {
     @Test("SecretStore: set, read each key, change the account, reset; status has no locked state")
     func secretStore() throws {
         try withSandbox { _ in
-            let identifier = uniqueName("store")
+            let identifier = uniqueID("store")
             let store = try SecretStore(identifier: identifier, keyring: keyring)
             #expect(try store.object(forKey: .valueData) == nil)
             try store.setObject("v1", forKey: .valueData)

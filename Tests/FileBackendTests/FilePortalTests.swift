@@ -61,7 +61,7 @@ struct FilePortalTests {
     /// Sandboxed idtool under coreutils' timeout as a watchdog: a lost Response or a pipe read that
     /// never ends is a hang that --timeout did not end (exit 124).
     func watchedIdtool(_ arguments: [String], stdin: Data? = nil, in sandbox: FileKeyringSandbox) throws -> ChildResult {
-        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
+        let binary = try #require(idtoolPath, "idtool was not built next to the tests; run `swift build --build-tests` first")
         return try ChildProcess.run("/usr/bin/timeout", ["30", binary] + arguments, stdin: stdin, environment: sandboxed(sandbox))
     }
 
@@ -78,7 +78,7 @@ struct FilePortalTests {
         let portal = try Portal(seed: "app-secret-1", in: sandbox)
         defer { _ = try? portal.stop() }
         let environment = sandboxed(sandbox)
-        let id = uniqueName("portal")
+        let id = uniqueID("portal")
         let set = try sandbox.idtool(["item", "set", id], stdin: Data("via portal".utf8), environment: environment)
         #expect(set.status == 0, "\(set.stderr)")
         #expect(try sandbox.idtool(["item", "get", id], environment: environment).text == "via portal")
@@ -100,7 +100,7 @@ struct FilePortalTests {
         try requireBus()
         let sandbox = try FileKeyringSandbox()
         defer { sandbox.remove() }
-        let id = uniqueName("portal")
+        let id = uniqueID("portal")
         do {
             let portal = try Portal(seed: "app-secret-1", in: sandbox)
             defer { _ = try? portal.stop() }
@@ -123,7 +123,7 @@ struct FilePortalTests {
         defer { sandbox.remove() }
         let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "response-first")
         defer { _ = try? portal.stop() }
-        let id = uniqueName("portal")
+        let id = uniqueID("portal")
         let set = try watchedIdtool(["item", "set", "--timeout", "5", id], stdin: Data("first".utf8), in: sandbox)
         #expect(set.status == 0, "\(set.status): \(set.stderr)")
         let get = try watchedIdtool(["item", "get", "--timeout", "5", id], in: sandbox)
@@ -139,7 +139,7 @@ struct FilePortalTests {
         defer { sandbox.remove() }
         let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "hold-open")
         defer { _ = try? portal.stop() }
-        let id = uniqueName("portal")
+        let id = uniqueID("portal")
         let set = try watchedIdtool(["item", "set", "--timeout", "5", id], stdin: Data("kept".utf8), in: sandbox)
         #expect(set.status == 0, "\(set.status): \(set.stderr)")
         let get = try watchedIdtool(["item", "get", "--timeout", "5", id], in: sandbox)
@@ -155,7 +155,7 @@ struct FilePortalTests {
         defer { sandbox.remove() }
         let portal = try Portal(seed: "app-secret-1", in: sandbox, mode: "short")
         defer { _ = try? portal.stop() }
-        let get = try watchedIdtool(["item", "get", "--timeout", "5", uniqueName("portal")], in: sandbox)
+        let get = try watchedIdtool(["item", "get", "--timeout", "5", uniqueID("portal")], in: sandbox)
         #expect(get.status == 69, "\(get.status): \(get.stderr)")
         #expect(get.stderr.contains("10 bytes"), "\(get.stderr)")
         #expect(!get.stderr.contains("damaged"), "\(get.stderr)")

@@ -48,7 +48,7 @@ struct FileRealPortalTests {
         }
 
         func idtool(_ app: String, _ arguments: [String], stdin: Data? = nil) throws -> ChildResult {
-            let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
+            let binary = try #require(idtoolPath, "idtool was not built next to the tests; run `swift build --build-tests` first")
             return try run(app, binary, arguments, stdin: stdin)
         }
 
@@ -80,7 +80,7 @@ struct FileRealPortalTests {
     func sandboxedApp() throws {
         let portal = try Portal()
         let app = Self.appID("One")
-        let item = uniqueName("portal")
+        let item = uniqueID("portal")
         let doctor = try portal.idtool(app, ["doctor"])
         #expect(doctor.text.contains("ok keyring backend: file (libsecret's file backend), chosen in a sandbox"), "\(doctor.text)\(doctor.stderr)")
         let set = try portal.idtool(app, ["item", "set", item], stdin: Data("via the real portal".utf8))
@@ -120,7 +120,7 @@ struct FileRealPortalTests {
         let portal = try Portal()
         let first = Self.appID("First")
         let second = Self.appID("Second")
-        let item = uniqueName("portal")
+        let item = uniqueID("portal")
         #expect(try portal.idtool(first, ["item", "set", item], stdin: Data("first's".utf8)).status == 0)
         let mine = try portal.idtool(first, ["get", "--app", "com.example.editor"])
         #expect(mine.status == 0, "\(mine.stderr)")
@@ -148,7 +148,7 @@ struct FileRealPortalTests {
     func secretGone() throws {
         let portal = try Portal()
         let app = Self.appID("Gone")
-        let item = uniqueName("portal")
+        let item = uniqueID("portal")
         #expect(try portal.idtool(app, ["item", "set", item], stdin: Data("kept".utf8)).status == 0)
         let first = try portal.idtool(app, ["get", "--app", "com.example.editor"])
         #expect(first.status == 0, "\(first.stderr)")
@@ -177,13 +177,11 @@ struct FileRealPortalTests {
         let portal = try Portal()
         let app = Self.appID("Silent")
         #expect(try portal.idtool(app, ["item", "set", "x"], stdin: Data("v".utf8)).status == 0)
-        let daemon = try ChildProcess.run(Self.keyringCtl, ["pid"]).text
-        let pid = try #require(pid_t(daemon.trimmingCharacters(in: .whitespacesAndNewlines)), "no gnome-keyring pid: \(daemon)")
         // Stopped, gnome-keyring never writes the secret nor answers the portal, which never sends Response.
-        kill(pid, SIGSTOP)
-        defer { kill(pid, SIGCONT) }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
         let get = try portal.idtool(app, ["item", "get", "--timeout", "2", "x"])
-        kill(pid, SIGCONT)
+        paused.resume()
         #expect(get.status == 75, "\(get.status): \(get.stderr)")
         // gnome-keyring 42 then fails the portal's later requests ("The operation was cancelled", a
         // typed 69 here) until it restarts: the closed request seems to leave its portal backend cancelled.
@@ -202,7 +200,7 @@ struct FileRealPortalTests {
         }
         // One built from older sources would test them, not these.
         func modified(_ path: String) -> Date? { (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date }
-        if let tool = idtoolBinary, let built = modified(binary), let current = modified(tool), built < current {
+        if let tool = idtoolPath, let built = modified(binary), let current = modified(tool), built < current {
             try Test.cancel("the consumer is older than this build's idtool: run `swift build --package-path Tests/Consumer` again")
         }
         let app = Self.appID("Consumer")

@@ -51,7 +51,7 @@ struct FileKeyringSandbox {
 
     /// Runs `idtool` in this sandbox.
     func idtool(_ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> ChildResult {
-        let binary = try #require(idtoolBinary, "idtool was not built next to the tests; run `swift build --build-tests` first")
+        let binary = try requireIdtool()
         return try ChildProcess.run(binary, arguments, stdin: stdin, environment: environment ?? self.environment())
     }
 
@@ -60,35 +60,3 @@ struct FileKeyringSandbox {
         try ChildProcess.run("/usr/bin/secret-tool", arguments, stdin: stdin ?? Data(), environment: environment(password: password))
     }
 }
-
-/// The idtool next to the test bundle, else `.build/debug/idtool`.
-let idtoolBinary: String? = {
-    let fm = FileManager.default
-    if let path = ProcessInfo.processInfo.environment["IDTOOL_BINARY"], !path.isEmpty { return path }
-    var candidates: [String] = []
-    if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-        candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("idtool").path)
-    }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    candidates.append(root.appendingPathComponent(".build/debug/idtool").path)
-    return candidates.first { fm.isExecutableFile(atPath: $0) }
-}()
-
-extension ChildResult {
-    var text: String { String(decoding: stdout, as: UTF8.self) }
-}
-
-/// The KeyringError `body` throws; records an issue when it returns or throws something else.
-func keyringError<T>(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) -> KeyringError? {
-    do {
-        let value = try body()
-        Issue.record("expected a KeyringError, but the call returned \(value)", sourceLocation: sourceLocation)
-    } catch let error as KeyringError {
-        return error
-    } catch {
-        Issue.record("expected a KeyringError, got \(error)", sourceLocation: sourceLocation)
-    }
-    return nil
-}
-
-func uniqueName(_ tag: String = "fb") -> String { "test.\(tag).\(UUID().uuidString)" }

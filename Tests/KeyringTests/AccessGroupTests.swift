@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 @Suite("Access groups keep items with the same identifier apart")
 struct AccessGroupTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 @Suite("Binary values are stored byte for byte")
 struct BinaryValueTests {

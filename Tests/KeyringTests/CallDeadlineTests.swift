@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -45,9 +46,8 @@ struct CallDeadlineTests {
         try Keyring.default.store(Data("v".utf8), attributes: ["service": id], label: "l")  // connected, session open
         defer { _ = try? Keyring.default.delete(["service": id]) }
 
-        let pid = try TimeoutCancellationTests.stopDaemon()
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
 
         let long = Worker { try Keyring(timeout: .seconds(6)).lookup(["service": id]) }
         usleep(300_000)  // let the long call take the service gate; not an assertion
@@ -57,8 +57,7 @@ struct CallDeadlineTests {
         #expect(error == .timedOut(seconds: 1), "\(String(describing: error))")
         #expect(elapsed < 3, "the 1 s call took \(elapsed) s")
 
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         _ = long.join()
         #expect(try Keyring.default.lookup(["service": id]) == Data("v".utf8))
     }
@@ -79,9 +78,8 @@ struct CallDeadlineTests {
             }
         }
         held.wait()
-        let pid = try TimeoutCancellationTests.stopDaemon()
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
 
         // The lock is free after 3.9 s; a write that then had its whole 4 s again for the hung
         // service would take about 8 s.
@@ -91,8 +89,7 @@ struct CallDeadlineTests {
         #expect(error == .timedOut(seconds: 4), "\(String(describing: error))")
         #expect(elapsed < 6.5, "the 4 s write took \(elapsed) s")
 
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         _ = holder.join()
         #expect(try Keyring.default.search(attributes).isEmpty)
     }
@@ -176,22 +173,20 @@ struct CallDeadlineTests {
         defer { _ = try? Keyring.default.delete(["service": id]) }
         #expect(try await keyring.lookup(["service": id]) == Data("v".utf8))
 
-        let pid = try TimeoutCancellationTests.stopDaemon()
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
         let lookup = Task { try await keyring.lookup(["service": id]) }
         try? await Task.sleep(for: .milliseconds(300))  // let the call start; not an assertion
         lookup.cancel()
         let error = await keyringError { try await lookup.value }
         #expect(error == .cancelled, "\(String(describing: error))")
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
     }
 }
 
 /// While one thread waits on an unlock prompt, other threads' calls go on: the service gate is
 /// not held during the prompt wait. gnome-keyring only: its prompts go to gcr's mock prompter.
-@Suite("One deadline per call: prompts", .enabled(if: testProvider == "gnome-keyring", mockPrompterNote))
+@Suite("One deadline per call: prompts", .enabled(if: TestProvider.name == "gnome-keyring", mockPrompterNote))
 struct CallDeadlinePromptTests {
     @Test("a prompt left open on one thread does not stall another thread's call")
     func openPromptDoesNotStallOtherThreads() throws {

@@ -36,14 +36,6 @@ final class ChangeLog: Sendable {
     }
 }
 
-/// idtool, built next to the test bundle.
-let idtoolPath: String = {
-    let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map(URL.init(fileURLWithPath:))
-    let beside = bundle?.deletingLastPathComponent().appendingPathComponent("idtool").path
-    if let beside, FileManager.default.isExecutableFile(atPath: beside) { return beside }
-    return repoRoot.appendingPathComponent(".build/debug/idtool").path
-}()
-
 /// Milliseconds, for the figures the tests print.
 func milliseconds(_ duration: Duration) -> Int {
     Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
@@ -82,7 +74,7 @@ struct ChangeNotificationTests {
         // has, whose ItemChanged they do send (ServiceCall.announceSecretChange).
         var mark = log.count
         since = .now
-        try mustRun(idtoolPath, ["item", "set", id, "--no-prompt"], input: Data("two".utf8))
+        try mustRun(try requireIdtool(), ["item", "set", id, "--no-prompt"], input: Data("two".utf8))
         let setSecret = await log.first(.changed, from: mark, since: since)
         #expect(setSecret != nil, "no changed for SecretStore's update: \(log.kinds)")
 
@@ -232,7 +224,7 @@ struct ChangeNotificationTests {
         // would stand in for the real one, where the update then arrives as created.
         let expected: KeyringChange.Kind = itemBefore ? .changed : .created
         if itemBefore {
-            try mustRun(idtoolPath, ["item", "set", id, "--no-prompt"], input: Data("after the restart".utf8))
+            try mustRun(try requireIdtool(), ["item", "set", id, "--no-prompt"], input: Data("after the restart".utf8))
         } else {
             try storeWithSecretTool(id, "after the restart")
         }

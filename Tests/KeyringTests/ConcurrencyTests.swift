@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 @Suite("One SecretStore shared by many threads")
 struct ConcurrencyTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -38,10 +39,8 @@ struct CreationLockReleaseTests {
         let keyring = Keyring(timeout: .seconds(10))
         _ = try keyring.search(attributes)   // connected, session open
 
-        let pid = try #require(pid_t(try keyringCtl("pid")), "keyring-ctl pid printed nothing")
-        try #require(kill(pid, SIGSTOP) == 0, "SIGSTOP failed")
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
 
         let reader = DispatchGroup()
         try keyring.withCreationLock(for: attributes) { () throws(KeyringError) in
@@ -51,8 +50,7 @@ struct CreationLockReleaseTests {
         }
         #expect(try Self.requestNameElsewhere(name) == "1", "the creation lock \(name) is still owned by this process")
 
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         #expect(reader.wait(timeout: .now() + 30) == .success)
     }
 
@@ -66,21 +64,10 @@ struct CreationLockReleaseTests {
         let name = try Self.lockName(service: id)
         let patient = Keyring(timeout: .seconds(10))
         _ = try patient.search(attributes)   // connected, session open: the next call's first message is RequestName
-        let script = """
-            from jeepney.bus_messages import message_bus
-            from jeepney.io.blocking import open_dbus_connection
-            conn = open_dbus_connection(bus="SESSION")
-            print(conn.send_and_get_reply(message_bus.GetConnectionUnixProcessID("org.freedesktop.DBus")).body[0])
-            """
-        let output = try mustRun(python, ["-c", script]).stdoutString.trimmingCharacters(in: .whitespacesAndNewlines)
-        let busPID = try #require(pid_t(output), "no pid for the bus: \(output)")
-
-        try #require(kill(busPID, SIGSTOP) == 0, "SIGSTOP failed")
-        var continued = false
-        defer { if !continued { kill(busPID, SIGCONT) } }
+        let paused = try PausedDaemon(.bus)
+        defer { paused.resume() }
         let error = keyringError { try Keyring(timeout: .seconds(1)).withCreationLock(for: attributes) {} }
-        kill(busPID, SIGCONT)
-        continued = true
+        paused.resume()
         #expect(error == .timedOut(seconds: 1))
 
         _ = try patient.search(attributes)   // a round trip after the bus handled this connection's earlier messages

@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 @Suite("Error descriptions never contain the secret")
 struct ErrorDescriptionTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 /// Bad input is refused in Swift with invalidArgument. The suite runs with
 /// G_DEBUG=fatal-criticals, and a log handler counts criticals too, so libsecret never sees it.

@@ -26,9 +26,14 @@ struct MemoryTests {
     /// threads' buffers in flight at the moment of a reading.
     static let allowedBytesPerOperation = 64
 
-    /// Runs `batch` `count` times and checks that the heap stops growing: what the second half of
-    /// the batches adds stays within `allowedBytesPerOperation`. The first half warms up
-    /// libsecret's session, the path cache, and GDBus's, libdispatch's and malloc's per-thread pools.
+    /// Runs `batch` `count` times and checks that the heap stops growing: at the end it stands no
+    /// more than `allowedBytesPerOperation` per operation of the second half above the highest it
+    /// reached in the first half. The first half warms up libsecret's session, the path cache, and
+    /// GDBus's, libdispatch's and malloc's per-thread pools. A leak keeps every byte, so it passes
+    /// any earlier peak; something that grows and is then freed does not. On KeePassXC, which sends
+    /// tens of signals per write, updates and searches grow the heap by 3-10 KiB a batch and drop
+    /// 60-70 KiB every six or seven batches (a CI run failed when the counted half began just after
+    /// such a drop: 39,552 bytes against 38,400, the heap then 27 KiB below its first-half peak).
     static func expectLevelsOff(
         _ what: String, batches count: Int = 12, operationsPerBatch: Int, sourceLocation: SourceLocation = #_sourceLocation,
         _ batch: () throws -> Void
@@ -39,13 +44,13 @@ struct MemoryTests {
             heap.append(heapBytes())
         }
         let perBatch = zip(heap.dropFirst(), heap).map { ($0 - $1) / 1024 }
-        let counted = heap.last! - heap[count / 2]
+        let counted = heap.last! - heap[...(count / 2)].max()!
         let operations = (count - count / 2) * operationsPerBatch
         print("memory \(TestProvider.name): \(what), heap growth per batch of \(operationsPerBatch) (KiB): \(perBatch)")
         #expect(heap[0] > 0, "mallinfo2 answers (glibc 2.33 or later)", sourceLocation: sourceLocation)
         #expect(
             counted <= operations * allowedBytesPerOperation,
-            "\(what): the heap grew by \(counted) bytes over the last \(operations) operations (KiB per batch: \(perBatch))",
+            "\(what): the heap ended \(counted) bytes above its first-half peak, after \(operations) more operations (KiB per batch: \(perBatch))",
             sourceLocation: sourceLocation)
     }
 

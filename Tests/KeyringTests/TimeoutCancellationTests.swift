@@ -1,6 +1,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -9,11 +10,6 @@ import Glibc
 /// A stopped (SIGSTOP) daemon keeps its bus name but never answers: the real "hung keyring".
 @Suite("Timeout and cancellation against a stopped daemon")
 struct TimeoutCancellationTests {
-    static func stopDaemon() throws -> pid_t {
-        let pid = try #require(pid_t(try keyringCtl("pid")), "keyring-ctl pid printed nothing")
-        try #require(kill(pid, SIGSTOP) == 0, "SIGSTOP failed")
-        return pid
-    }
 
     @Test("a hung daemon gives timedOut within the configured timeout, then works again after SIGCONT")
     func hungDaemonTimesOut() throws {
@@ -22,9 +18,8 @@ struct TimeoutCancellationTests {
         let store = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(1)))
         try store.setObject("before", forKey: .valueData)   // connected, session open
 
-        let pid = try Self.stopDaemon()
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
 
         #expect(keyringError { try store.object(forKey: .valueData) } == .timedOut(seconds: 1))
         #expect(keyringError { try store.setObject("during", forKey: .valueData) } == .timedOut(seconds: 1))
@@ -32,8 +27,7 @@ struct TimeoutCancellationTests {
         let status = Keyring(timeout: .seconds(1)).status()
         #expect(status.problem == .timedOut(seconds: 1))
 
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         #expect(try store.object(forKey: .valueData) != nil)
         try store.setObject("after", forKey: .valueData)
         #expect(try store.object(forKey: .valueData) == "after")
@@ -48,9 +42,8 @@ struct TimeoutCancellationTests {
         let store = try SecretStore(identifier: id)   // default 25 s timeout: only cancellation can end the call early
         try await store.setObject("before", forKey: .valueData)
 
-        let pid = try Self.stopDaemon()
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
 
         let read = Task { try await store.object(forKey: .valueData) }
         let write = Task { try await store.setObject("during", forKey: .valueData) }
@@ -67,8 +60,7 @@ struct TimeoutCancellationTests {
         }
         #expect(await keyringError { try await early.value } == .cancelled)
 
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         #expect(try await store.object(forKey: .valueData) == "before")
         try await store.setObject("after", forKey: .valueData)
         #expect(try await store.object(forKey: .valueData) == "after")
@@ -85,9 +77,8 @@ struct TimeoutCancellationTests {
         try await keyring.store(Data("v".utf8), attributes: ["service": id], label: "l")
         defer { _ = try? Keyring.default.delete(["service": id]) }
 
-        let pid = try Self.stopDaemon()
-        var continued = false
-        defer { if !continued { kill(pid, SIGCONT) } }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
 
         let search = Task { try await keyring.search(["service": id]) }
         let lookup = Task { try await keyring.lookup(["service": id]) }
@@ -99,8 +90,7 @@ struct TimeoutCancellationTests {
         let lookupError = await keyringError { try await lookup.value }
         #expect(lookupError == .cancelled, "\(String(describing: lookupError))")
 
-        kill(pid, SIGCONT)
-        continued = true
+        paused.resume()
         #expect(try await keyring.search(["service": id]).count == 1)
     }
 }

@@ -10,7 +10,7 @@ import Glibc
 /// Serialized: some tests lock or restart the shared daemon, and always restore it.
 @Suite("idtool binary against the test keyring", .serialized)
 struct KeyringEndToEndTests {
-    init() throws { try Idtool.requireTestKeyring() }
+    init() throws { try requireTestKeyring() }
 
     // MARK: item round trips
 

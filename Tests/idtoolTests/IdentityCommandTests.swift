@@ -2,6 +2,7 @@
 import Foundation
 import Keyring
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,7 @@ struct IdentityCommandTests {
 
     @Test("get prints the identifier and a newline, nothing else, and the same one every run")
     func getIsStable() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let first = try Idtool.run(["get", "--app", app])
         #expect(first.status == 0)
@@ -46,7 +47,7 @@ struct IdentityCommandTests {
 
     @Test("APP comes from --app, else IDTOOL_APP, else idtool")
     func appFallback() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         var environment = Idtool.baseEnvironment
         environment["IDTOOL_APP"] = app
@@ -59,7 +60,7 @@ struct IdentityCommandTests {
 
     @Test("16 processes starting a new app at once all print the same identifier, 10 times over")
     func sixteenProcessRace() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         for round in 0..<10 {
             let app = Self.newApp()
             let outputs = Guarded<[String]>([])
@@ -79,7 +80,7 @@ struct IdentityCommandTests {
 
     @Test("show reports the identifier and each store, never creates one, and exits 1 when there is none")
     func show() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let absent = try Idtool.run(["show", "--app", app])
         #expect(absent.status == 1)
@@ -101,7 +102,7 @@ struct IdentityCommandTests {
 
     @Test("reset removes this app's identifier only; the next get makes a new one")
     func reset() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp(), other = Self.newApp()
         let before = try Idtool.run(["get", "--app", app]).stdoutText
         let otherValue = try Idtool.run(["get", "--app", other]).stdoutText
@@ -115,7 +116,7 @@ struct IdentityCommandTests {
 
     @Test("--vendor shares one identifier across apps, and reset --vendor resets it for all of them")
     func vendor() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let group = "test.vendor.\(UUID().uuidString.lowercased())"
         let a = try Idtool.run(["get", "--app", "com.example.a", "--vendor", group])
         let b = try Idtool.run(["get", "--app", "com.example.b", "--vendor", group])
@@ -130,7 +131,7 @@ struct IdentityCommandTests {
 
     @Test("migrate adopts a secret-tool item byte for byte, honours --dry-run and --remove-legacy, never overwrites")
     func migrateKeyring() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let legacyService = "legacy.\(app)"
         let stored = try Idtool.runProgram(URL(fileURLWithPath: "/usr/bin/secret-tool"),
@@ -163,7 +164,7 @@ struct IdentityCommandTests {
 
     @Test("migrate exits 65 for an invalid legacy value and 1 when the source holds none")
     func migrateBadSources() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-\(UUID().uuidString)")
         try Data("bad\u{1}value".utf8).write(to: file)
@@ -196,7 +197,7 @@ struct IdentityCommandTests {
 
     @Test("with no session bus, get serves the backup identifier with a one-line notice; a new app is pushed later")
     func headlessGet() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let value = try Idtool.run(["get", "--app", app]).stdoutText
         let environment = try Self.noBusEnvironment()
@@ -227,7 +228,7 @@ struct IdentityCommandTests {
 
     @Test("a locked keyring: get serves the backup (0), a new app fails with 75, reset fails with 75 and removes nothing")
     func locked() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let value = try Idtool.run(["get", "--app", app]).stdoutText
         let fresh = Self.newApp()
@@ -252,7 +253,7 @@ struct IdentityCommandTests {
 
     @Test("a configured but dead bus with no backup is an error (69), never a new identifier")
     func staleBus() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let value = try Idtool.run(["get", "--app", app]).stdoutText
         let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"]!
@@ -269,7 +270,7 @@ struct IdentityCommandTests {
 
     @Test("eight processes writing a new item at once leave exactly one item")
     func concurrentItemCreates() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         for round in 0..<3 {
             let id = "test.concurrent.\(UUID().uuidString)"
             let runs = Guarded<[Int: Result<Idtool.Run, any Error>]>([:])
@@ -301,12 +302,11 @@ struct IdentityCommandTests {
 
     @Test("a hung daemon: --timeout applies; get serves the backup (0), a new app is 75, reset is 75")
     func hungDaemon() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let value = try Idtool.run(["get", "--app", app]).stdoutText
-        let pid = try #require(pid_t(try Idtool.keyringCtl("pid").stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
-        kill(pid, SIGSTOP)
-        defer { kill(pid, SIGCONT) }
+        let paused = try PausedDaemon()
+        defer { paused.resume() }
         let served = try Idtool.run(["get", "--app", app, "--timeout", "1"])
         #expect(served.status == 0)
         #expect(served.stdoutText == value)
@@ -315,13 +315,13 @@ struct IdentityCommandTests {
         #expect(fresh.status == 75)
         #expect(fresh.stdout.isEmpty)
         #expect(try Idtool.run(["reset", "--app", app, "--timeout", "1"]).status == 75)
-        kill(pid, SIGCONT)
+        paused.resume()
         #expect(try Idtool.run(["get", "--app", app]).stdoutText == value)
     }
 
     @Test("a closed stdout is an internal error (70) with a one-line message, for get and item get")
     func closedStdout() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let binary = try #require(Idtool.binary)
         let id = Idtool.uniqueIdentifier()
         #expect(try Idtool.run(["item", "set", id], stdin: Data("v".utf8)).status == 0)
@@ -335,7 +335,7 @@ struct IdentityCommandTests {
 
     @Test("migrate maps a bad attribute source to 65 and a locked legacy item to 75")
     func migrateErrorCodes() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let bad = try Idtool.run(["migrate", "--app", Self.newApp(), "--from", "keyring:xdg:foo=1"])
         #expect(bad.status == 65)
         bad.expectOneLineError()

@@ -41,7 +41,7 @@ struct ItemAccountCommandTests {
 
     @Test("item set without --account refuses several accounts' items (65, naming them); --account reaches each; item list shows them")
     func accountsEndToEnd() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let id = Idtool.uniqueIdentifier()
         defer { _ = try? Keyring.default.delete(["service": id]) }
         #expect(try Idtool.run(["item", "set", id, "--account", "alice"], stdin: Data("A".utf8)).status == 0)

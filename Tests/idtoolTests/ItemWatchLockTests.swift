@@ -18,7 +18,7 @@ struct ItemWatchLockTests {
         "stopped across a lock and an unlock, the watch reports no deletion, and the next update is a change",
         .enabled(if: !TestProvider.usesFileBackend, "the file backend has no lock state"))
     func lateLockSignals() async throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let binary = try #require(Idtool.binary)
         let id = Idtool.uniqueIdentifier("watch-late")
         let store = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(20), unlock: .never))

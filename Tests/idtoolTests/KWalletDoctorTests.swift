@@ -12,7 +12,7 @@ import Glibc
 struct KWalletDoctorTests {
     @Test("KWallet with apiEnabled=false: doctor says to turn on kwalletrc's apiEnabled")
     func apiDisabled() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let bus = try BusWithoutSecretService()
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("kwallet-off-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: home) }

@@ -16,7 +16,7 @@ struct KWalletWithoutQCATests {
     let daemon = TestProvider.kwalletDaemon
     var package: String { daemon == "kwalletd5" ? "libqca-qt5-2-plugins" : "libqca-qt6-plugins" }
 
-    init() throws { try Idtool.requireTestKeyring() }
+    init() throws { try requireTestKeyring() }
 
     @Test("get exits 69 with one line naming the daemon's QCA package and its restart, and makes no identifier")
     func getNamesThePlugin() throws {

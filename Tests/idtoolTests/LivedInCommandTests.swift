@@ -14,7 +14,7 @@ import TestSupport
 struct LivedInCommandTests {
     @Test("a new app gets one identifier, the same on every run, while an old keyring stays locked")
     func newAppGetsAnIdentifier() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = "test.idtool.lived-in.\(UUID().uuidString.lowercased())"
         for arguments in [["get", "--app", app, "--no-prompt"], ["get", "--app", app, "--timeout", "5"]] {
             let first = try Idtool.run(arguments)
@@ -27,7 +27,7 @@ struct LivedInCommandTests {
 
     @Test("item get of an absent item is 'no such item' (1), not locked (75)")
     func absentItemIsAbsent() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         for extra in [["--no-prompt"], ["--timeout", "5"]] {
             let get = try Idtool.run(["item", "get", Idtool.uniqueIdentifier()] + extra)
             #expect(get.status == 1, "\(extra): \(get.stderr)")
@@ -37,7 +37,7 @@ struct LivedInCommandTests {
 
     @Test("doctor lists every keyring with its lock state and passes")
     func doctorListsKeyrings() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let doctor = try Idtool.run(["doctor", "--no-prompt"])
         #expect(doctor.status == 0, "\(doctor.stdoutText)")
         let line = doctor.stdoutText.split(separator: "\n").first { $0.hasPrefix("ok collections: ") }
@@ -56,7 +56,7 @@ struct LivedInCommandTests {
 struct LivedInKeePassXCCommandTests {
     @Test("a new app is locked (75) while the old database is locked, naming the database, and nothing is made")
     func newAppIsLockedNamingTheDatabase() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = "test.idtool.lived-in.\(UUID().uuidString.lowercased())"
         let get = try Idtool.run(["get", "--app", app, "--no-prompt"])
         #expect(get.status == 75, "\(get.stderr)")
@@ -70,7 +70,7 @@ struct LivedInKeePassXCCommandTests {
 
     @Test("doctor lists the three databases, the active one as the default")
     func doctorListsDatabases() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let doctor = try Idtool.run(["doctor", "--no-prompt"])
         let line = doctor.stdoutText.split(separator: "\n").first { $0.hasPrefix("ok collections: ") }
         #expect(line == #"ok collections: 3: "keyring" (default, unlocked), "old" (locked), "other" (unlocked)"#, "\(doctor.stdoutText)")

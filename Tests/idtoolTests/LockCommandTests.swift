@@ -15,33 +15,33 @@ struct LockCommandTests {
     @Test("lock, then unlock through the answered prompt; --no-prompt exits 75 without prompting",
           .enabled(if: provider == "gnome-keyring" && !usesFileBackend, "needs gnome-keyring's prompts to gcr's mock prompter"))
     func lockAndUnlockGnomeKeyring() throws {
-        try Idtool.requireTestKeyring()
-        try Idtool.withMockPrompter {
+        try requireTestKeyring()
+        try withMockPrompter {
             let locked = try Idtool.run(["lock"])
             #expect(locked.status == 0, "\(locked.stderr)")
             #expect(locked.stdout.isEmpty)
             #expect(try Keyring.default.isLocked())
             #expect(try Idtool.run(["lock", "--timeout", "5"]).status == 0, "locking a locked keyring succeeds")
 
-            try Idtool.ctl("prompt-answer", "ok")
+            try keyringCtl(["prompt-answer", "ok"])
             let refused = try Idtool.run(["unlock", "--no-prompt"])
             #expect(refused.status == 75)
             refused.expectOneLineError(containing: "locked")
-            #expect(try Idtool.ctl("prompt-status") == "expecting=yes unexpected=0", "no prompt reached the mock")
+            #expect(try keyringCtl(["prompt-status"]) == "expecting=yes unexpected=0", "no prompt reached the mock")
 
             let unlocked = try Idtool.run(["unlock"])
             #expect(unlocked.status == 0, "\(unlocked.stderr)")
             #expect(try !Keyring.default.isLocked())
             #expect(try Idtool.run(["unlock"]).status == 0, "unlocking an unlocked keyring succeeds")
-            #expect(try Idtool.ctl("prompt-status") == "expecting=no unexpected=0")
+            #expect(try keyringCtl(["prompt-status"]) == "expecting=no unexpected=0")
 
-            try Idtool.ctl("lock")
-            try Idtool.ctl("prompt-answer", "cancel")
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "cancel"])
             let dismissed = try Idtool.run(["unlock"])
             #expect(dismissed.status == 75)
             dismissed.expectOneLineError(containing: "unlock was dismissed")
 
-            try Idtool.ctl("prompt-answer", "hang")
+            try keyringCtl(["prompt-answer", "hang"])
             let unanswered = try Idtool.run(["unlock", "--timeout", "2"])
             #expect(unanswered.status == 75)
             unanswered.expectOneLineError(containing: "nobody answered the unlock dialog")
@@ -51,9 +51,9 @@ struct LockCommandTests {
     @Test("KWallet and KeePassXC: lock locks; unlock succeeds (KWallet) or its dialog goes unanswered (KeePassXC)",
           .enabled(if: (provider == "kwallet" || provider == "keepassxc") && !usesFileBackend, "KWallet and KeePassXC"))
     func lockAndUnlockOtherProviders() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         // KeePassXC refuses to lock again after an unanswered unlock dialog until it restarts (LockStateTests).
-        defer { _ = try? Idtool.ctl(Self.provider == "keepassxc" ? "restart" : "unlock") }
+        defer { _ = try? keyringCtl([Self.provider == "keepassxc" ? "restart" : "unlock"]) }
         let locked = try Idtool.run(["lock"])
         #expect(locked.status == 0, "\(locked.stderr)")
         #expect(try Keyring.default.isLocked())

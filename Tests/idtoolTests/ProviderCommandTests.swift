@@ -21,7 +21,7 @@ struct ProviderCommandTests {
 
     @Test("locked keyring: item reset exits 75 and the item keeps its value")
     func itemResetLocked() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let id = Idtool.uniqueIdentifier()
         #expect(try Idtool.run(["item", "set", id], stdin: Data("keep me".utf8)).status == 0)
         try Self.ctl("lock")
@@ -36,7 +36,7 @@ struct ProviderCommandTests {
 
     @Test("locked keyring: reset --app exits 75, keeps the backup, and get still returns the old identifier")
     func appResetLocked() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let value = try Idtool.run(["get", "--app", app]).stdoutText
         try #require(!value.isEmpty)
@@ -56,7 +56,7 @@ struct ProviderCommandTests {
         "two databases, the item's one locked and the other active: item get exits 75, never absent",
         .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
     func itemGetSecondDatabase() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let id = Idtool.uniqueIdentifier()
         #expect(try Idtool.run(["item", "set", id], stdin: Data("first db".utf8)).status == 0)
         try Self.ctl("second-db")
@@ -74,7 +74,7 @@ struct ProviderCommandTests {
         "two databases, the item's one locked and the other active: item set exits 75 and creates nothing; no write is lost",
         .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
     func itemSetSecondDatabase() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let id = Idtool.uniqueIdentifier()
         defer { _ = try? Idtool.run(["item", "reset", id]) }
         #expect(try Idtool.run(["item", "set", id], stdin: Data("first db".utf8)).status == 0)
@@ -95,7 +95,7 @@ struct ProviderCommandTests {
         "two databases, the identifier's one locked, the backup gone: get exits 75, never a new identifier",
         .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
     func getSecondDatabaseNoBackup() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let app = Self.newApp()
         let value = try Idtool.run(["get", "--app", app]).stdoutText
         try #require(!value.isEmpty)
@@ -112,7 +112,7 @@ struct ProviderCommandTests {
 
     @Test("item set --key account and --key description update an existing item")
     func metadataOnExistingItem() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let id = Idtool.uniqueIdentifier()
         defer { _ = try? Idtool.run(["item", "reset", id]) }
         #expect(try Idtool.run(["item", "set", id], stdin: Data("value".utf8)).status == 0)
@@ -126,7 +126,7 @@ struct ProviderCommandTests {
 
     @Test("item set of a {REF:…} field reference: stored byte for byte, or on KeePassXC refused with 65 and nothing stored")
     func fieldReference() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let id = Idtool.uniqueIdentifier()
         defer { _ = try? Idtool.run(["item", "reset", id]) }
         let value = Data("{REF:U@I:0123456789ABCDEF0123456789ABCDEF}".utf8)
@@ -144,7 +144,7 @@ struct ProviderCommandTests {
 
     @Test("item values with placeholders, NUL bytes and binary read back byte for byte, also after a restart")
     func valuesByteForByte() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let values = [Data("x{TITLE}y".utf8), Data("{REF:x} {PASSWORD}".utf8),
                       Data("text\u{0}with NUL".utf8), Data([0xFF, 0, 0x7B]), Data()]
         var ids: [String] = []
@@ -165,7 +165,7 @@ struct ProviderCommandTests {
         "doctor names KeePassXC and explains its settings as the harness wrote them",
         .enabled(if: TestProvider.isKeePassXC, "the keepassxc settings line appears only with KeePassXC"))
     func doctorKeePassXC() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let run = try Idtool.run(["doctor"])
         #expect(run.status == 0, "\(run.stdoutText)\(run.stderr)")
         #expect(run.stdoutText.contains("ok secret service: provided by keepassxc"))

@@ -17,7 +17,7 @@ struct SessionCheckReadOnlyTests {
         "doctor, a miss and a read in fresh processes create no session-check item; a write does",
         .enabled(if: TestProvider.isKWallet, "the session check runs only against kwalletd5"))
     func readsDoNotWrite() throws {
-        try Idtool.requireTestKeyring()
+        try requireTestKeyring()
         let id = Idtool.uniqueIdentifier("session-check")
         _ = try Idtool.runProgram(Self.secretTool, ["store", "--label=x", "service", id, "username", ""], stdin: Data("value".utf8))
         defer { _ = try? Idtool.runProgram(Self.secretTool, ["clear", "service", id]) }

@@ -19,24 +19,8 @@ enum Idtool {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The idtool next to the test bundle (works with any --scratch-path), else `.build/debug/idtool`.
-    /// `IDTOOL_BINARY` overrides both.
-    static let binary: URL? = {
-        let fm = FileManager.default
-        if let path = ProcessInfo.processInfo.environment["IDTOOL_BINARY"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        var candidates: [URL] = []
-        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            // …/debug/KeyringIdentityPackageTests.xctest → …/debug/idtool
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("idtool"))
-        }
-        if let bundle = Bundle.main.executableURL {
-            candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("idtool"))
-        }
-        candidates.append(packageRoot.appendingPathComponent(".build/debug/idtool"))
-        return candidates.first { fm.isExecutableFile(atPath: $0.path) }
-    }()
+    /// TestSupport's idtool.
+    static let binary: URL? = idtoolPath.map(URL.init(fileURLWithPath:))
 
     /// The environment the tests run in, with G_DEBUG=fatal-criticals so any GLib critical in
     /// idtool crashes it (and fails the test), and without IDTOOL_APP.
@@ -64,16 +48,7 @@ enum Idtool {
 
     /// `scripts/keyring-ctl COMMAND` against the test daemon.
     static func keyringCtl(_ command: String) throws -> Run {
-        try runProgram(packageRoot.appendingPathComponent("scripts/keyring-ctl"), [command])
-    }
-
-    /// Fails the calling test unless it runs under scripts/with-keyring: these tests never skip quietly.
-    static func requireTestKeyring(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let root = ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? ""
-        try #require(
-            !root.isEmpty,
-            "this test needs the throwaway keyring: run it as `scripts/with-keyring swift test --no-parallel ...`",
-            sourceLocation: sourceLocation)
+        try runProgram(URL(fileURLWithPath: keyringCtlPath), [command])
     }
 
     /// A fresh identifier no other test uses.
@@ -103,25 +78,5 @@ extension Idtool.Run {
             #expect(!stderr.contains(noise), "stderr has \(noise): \(stderr)", sourceLocation: sourceLocation)
         }
         #expect(status < 128, "idtool died from signal \(status - 128)", sourceLocation: sourceLocation)
-    }
-}
-
-extension Idtool {
-    /// `scripts/keyring-ctl ARG...` (prompter on, prompt-answer ok, ...); fails the test unless it exits 0.
-    @discardableResult
-    static func ctl(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let run = try runProgram(packageRoot.appendingPathComponent("scripts/keyring-ctl"), arguments)
-        try #require(run.status == 0, "keyring-ctl \(arguments) failed: \(run.stderr)", sourceLocation: sourceLocation)
-        return run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    /// Runs `body` with gcr's mock prompter answering gnome-keyring's unlock prompts
-    /// (keyring-ctl prompter on); afterwards the daemon runs unlocked and without it.
-    static func withMockPrompter(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) throws {
-        try ctl("prompter", "on", sourceLocation: sourceLocation)
-        defer {
-            do { try ctl("prompter", "off") } catch { Issue.record("could not stop the mock prompter: \(error)") }
-        }
-        try body()
     }
 }

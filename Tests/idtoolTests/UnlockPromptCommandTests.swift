@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// idtool against a locked gnome-keyring whose unlock prompts go to gcr's mock prompter: it
 /// prompts by default, and never with --no-prompt.
@@ -19,64 +20,64 @@ struct UnlockPromptCommandTests {
 
     @Test("an answered prompt: get (no backup), item get, item set, reset and item reset succeed on a locked keyring")
     func answered() throws {
-        try Idtool.requireTestKeyring()
-        try Idtool.withMockPrompter {
+        try requireTestKeyring()
+        try withMockPrompter {
             let app = Self.newApp(), id = Idtool.uniqueIdentifier(), value = "v-\(UUID().uuidString)"
             let made = try Idtool.run(["get", "--app", app])
             try #require(made.status == 0, "\(made.stderr)")
             #expect(try Idtool.run(["item", "set", id], stdin: Data(value.utf8)).status == 0)
             try Self.removeBackup(app: app)
 
-            try Idtool.ctl("lock")
-            try Idtool.ctl("prompt-answer", "ok")
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "ok"])
             let got = try Idtool.run(["get", "--app", app])
             #expect(got.status == 0, "\(got.stderr)")
             #expect(got.stdoutText == made.stdoutText)
 
-            try Idtool.ctl("lock")
-            try Idtool.ctl("prompt-answer", "ok")
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "ok"])
             let item = try Idtool.run(["item", "get", id])
             #expect(item.status == 0, "\(item.stderr)")
             #expect(item.stdoutText == value)
 
-            try Idtool.ctl("lock")
-            try Idtool.ctl("prompt-answer", "ok")
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "ok"])
             #expect(try Idtool.run(["item", "set", id], stdin: Data("new".utf8)).status == 0)
             #expect(try Idtool.run(["item", "get", id]).stdoutText == "new")
 
-            try Idtool.ctl("lock")
-            try Idtool.ctl("prompt-answer", "ok")
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "ok"])
             #expect(try Idtool.run(["item", "reset", id]).status == 0)
             #expect(try Idtool.run(["item", "get", id]).status == 1)
 
-            try Idtool.ctl("lock")
-            try Idtool.ctl("prompt-answer", "ok")
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "ok"])
             #expect(try Idtool.run(["reset", "--app", app]).status == 0)
-            #expect(try Idtool.ctl("prompt-status") == "expecting=no unexpected=0")
+            #expect(try keyringCtl(["prompt-status"]) == "expecting=no unexpected=0")
         }
     }
 
     @Test("a dismissed prompt: get (no backup) and item get exit 75 saying so, and generate nothing")
     func dismissed() throws {
-        try Idtool.requireTestKeyring()
-        try Idtool.withMockPrompter {
+        try requireTestKeyring()
+        try withMockPrompter {
             let app = Self.newApp(), fresh = Self.newApp(), id = Idtool.uniqueIdentifier()
             let made = try Idtool.run(["get", "--app", app]).stdoutText
             #expect(try Idtool.run(["item", "set", id], stdin: Data("v".utf8)).status == 0)
             try Self.removeBackup(app: app)
-            try Idtool.ctl("lock")
+            try keyringCtl(["lock"])
 
             for arguments in [["get", "--app", app], ["get", "--app", fresh], ["item", "get", id], ["reset", "--app", app]] {
-                try Idtool.ctl("prompt-answer", "cancel")
+                try keyringCtl(["prompt-answer", "cancel"])
                 let run = try Idtool.run(arguments)
                 #expect(run.status == 75, "\(arguments): \(run.stderr)")
                 #expect(run.stdout.isEmpty)
                 run.expectOneLineError(hiding: [made.trimmingCharacters(in: .newlines)], containing: "unlock was dismissed")
             }
-            #expect(try Idtool.ctl("prompt-status") == "expecting=no unexpected=0")
+            #expect(try keyringCtl(["prompt-status"]) == "expecting=no unexpected=0")
 
             // Nothing was generated, written or removed.
-            try Idtool.ctl("restart")
+            try keyringCtl(["restart"])
             #expect(try Idtool.run(["get", "--app", app]).stdoutText == made)
             #expect(try Idtool.run(["show", "--app", fresh]).status == 1)
             #expect(try Idtool.run(["item", "get", id]).stdoutText == "v")
@@ -85,14 +86,14 @@ struct UnlockPromptCommandTests {
 
     @Test("--no-prompt never reaches the prompter: 75 at once, nothing generated")
     func noPrompt() throws {
-        try Idtool.requireTestKeyring()
-        try Idtool.withMockPrompter {
+        try requireTestKeyring()
+        try withMockPrompter {
             let app = Self.newApp(), fresh = Self.newApp(), id = Idtool.uniqueIdentifier()
             let made = try Idtool.run(["get", "--app", app]).stdoutText
             #expect(try Idtool.run(["item", "set", id], stdin: Data("v".utf8)).status == 0)
             try Self.removeBackup(app: app)
-            try Idtool.ctl("lock")
-            try Idtool.ctl("prompt-answer", "ok")
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "ok"])
 
             let commands: [([String], Data?)] = [
                 (["get", "--app", app, "--no-prompt"], nil), (["get", "--app", fresh, "--no-prompt"], nil),
@@ -106,9 +107,9 @@ struct UnlockPromptCommandTests {
                 run.expectOneLineError(hiding: [made.trimmingCharacters(in: .newlines)], containing: "locked")
             }
             // The queued answer is unused: no prompt reached the mock.
-            #expect(try Idtool.ctl("prompt-status") == "expecting=yes unexpected=0")
+            #expect(try keyringCtl(["prompt-status"]) == "expecting=yes unexpected=0")
 
-            try Idtool.ctl("restart")
+            try keyringCtl(["restart"])
             #expect(try Idtool.run(["get", "--app", app]).stdoutText == made)
             #expect(try Idtool.run(["show", "--app", fresh]).status == 1)
             #expect(try Idtool.run(["item", "get", id]).stdoutText == "v")
@@ -117,12 +118,12 @@ struct UnlockPromptCommandTests {
 
     @Test("a prompt nobody answers: --timeout ends the command with 75, saying so")
     func unanswered() throws {
-        try Idtool.requireTestKeyring()
-        try Idtool.withMockPrompter {
+        try requireTestKeyring()
+        try withMockPrompter {
             let id = Idtool.uniqueIdentifier()
             #expect(try Idtool.run(["item", "set", id], stdin: Data("v".utf8)).status == 0)
-            try Idtool.ctl("lock")
-            try Idtool.ctl("prompt-answer", "hang")
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "hang"])
             let run = try Idtool.run(["item", "get", id, "--timeout", "1"])
             #expect(run.status == 75, "\(run.stderr)")
             #expect(run.stdout.isEmpty)
