@@ -97,7 +97,10 @@ public final class MemoryKeyring: Sendable {
     /// Whether the collection is locked. Setting it locks or unlocks without a prompt.
     public var isLocked: Bool {
         get { state.withLock { $0.locked } }
-        set { state.withLock { $0.locked = newValue } }
+        set {
+            state.withLock { $0.locked = newValue }
+            announceChange()
+        }
     }
 
     /// How the next unlock prompts are answered; `.dismiss` until set (a headless session shows none).
@@ -136,6 +139,7 @@ public final class MemoryKeyring: Sendable {
                 }
             }
         }
+        announceChange()
     }
 
     /// Every item, oldest first in creation order, as they are now (locked or not).
@@ -165,7 +169,7 @@ public final class MemoryKeyring: Sendable {
     public func add(
         _ secret: Data, attributes: [String: String], label: String = "", contentType: String = "text/plain", created: Date? = nil
     ) -> KeyringItem {
-        changes.withLock {
+        let item = changes.withLock {
             state.withLock { state in
                 let item = Self.makeItem(number: state.nextNumber, attributes: attributes, label: label, created: created)
                 state.nextNumber += 1
@@ -173,11 +177,30 @@ public final class MemoryKeyring: Sendable {
                 return item
             }
         }
+        announceChange()
+        return item
     }
 
     /// Called after each change a call makes to the items, once it is committed: a point a kill
     /// could not undo. The event-order tests stop the world there.
     package let afterChange = Guarded<(@Sendable () -> Void)?>(nil)
+
+    /// Who `announceChange` calls: the change watches on this keyring (`observeChanges`).
+    private let observers = Guarded((next: UInt64(0), all: [UInt64: @Sendable () -> Void]()))
+
+    /// Tells every change watch that the items or the lock changed; called with no lock held.
+    private func announceChange() {
+        for observer in observers.withLock({ Array($0.all.values) }) { observer() }
+    }
+
+    package func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        let key = observers.withLock { observers in
+            defer { observers.next += 1 }
+            observers.all[observers.next] = onChange
+            return observers.next
+        }
+        return { [weak self] in _ = self?.observers.withLock { $0.all.removeValue(forKey: key) } }
+    }
 
     /// The items as they are now, to be put back with `restore(_:)`.
     package struct Snapshot: Sendable {
@@ -198,11 +221,13 @@ public final class MemoryKeyring: Sendable {
                 state.nextNumber = snapshot.nextNumber
             }
         }
+        announceChange()
     }
 
     /// Removes every item (the lock, the answer and the faults stay).
     public func removeAll() {
         changes.withLock { state.withLock { $0.items.removeAll() } }
+        announceChange()
     }
 }
 
@@ -234,23 +259,28 @@ extension MemoryKeyring: LocalKeyring {
     private func operate<T>(
         seconds: Double, prompt: UnlockPolicy?, _ body: (MemoryItems) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
+        var unlocked = false
         let view = try state.withLock { state throws(KeyringError) -> MemoryItems in
             try Self.meetFault(&state, seconds: seconds, writing: false)
             var outcome = UnlockOutcome.notAsked
             if state.locked, prompt == .prompt {
                 state.prompts += 1
                 switch state.answer {
-                case .unlock: state.locked = false
+                case .unlock:
+                    state.locked = false
+                    unlocked = true
                 case .dismiss: outcome = .dismissed
                 case .ignore: outcome = .unanswered
                 }
             }
             return MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: prompt == nil, outcome: outcome)
         }
+        if unlocked { announceChange() }
         let result = try body(view)
         if view.edited {
             state.withLock { $0.items = view.items }
             afterChange.withLock { $0 }?()
+            announceChange()
         }
         return result
     }
@@ -260,6 +290,7 @@ extension MemoryKeyring: LocalKeyring {
             try Self.meetFault(&state, seconds: timeout / .seconds(1), writing: false)
             state.locked = true
         }
+        announceChange()
     }
 
     package func withCreationLock<T>(timeout: Duration, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {

@@ -44,7 +44,7 @@ struct MigrationLockedTests {
         defer { _ = try? Keyring.default.delete(legacy) }
         try keyringCtl("lock")
         var locked = true
-        defer { if locked { try? keyringCtl("restart") } }  // unlocked again for the suites after this one
+        defer { if locked { _ = try? keyringCtl("restart") } }  // unlocked again for the suites after this one
 
         // KeePassXC hides the locked database's item; gnome-keyring and KWallet list it as locked.
         // With no legacy item at all, the miss is proven only where locked matches are listed.
@@ -92,7 +92,7 @@ struct MigrationLockedTests {
         try storeLegacyItem(legacy, value: "legacy-in-the-first-database")
         defer { _ = try? Keyring.default.delete(legacy) }
         try keyringCtl("second-db")
-        defer { try? keyringCtl("restart") }  // a restart opens only the first database, unlocked
+        defer { _ = try? keyringCtl("restart") }  // a restart opens only the first database, unlocked
         let lock = try run(repoRoot.appendingPathComponent("scripts/keyring-ctl").path, ["lock", "keyring"])
         try #require(lock.status == 0, "keyring-ctl lock keyring failed: \(lock.stderr)")
         #expect(Keyring.default.status().isLocked == false, "the default alias follows the unlocked second database")

@@ -135,7 +135,7 @@ struct ResolverKeyringTests {
         let original = try fixture.resolver().identifier()
         let fresh = try Fixture()
         try keyringCtl("lock")
-        defer { try? keyringCtl("restart") }
+        defer { _ = try? keyringCtl("restart") }
 
         // With the backup: served from it, degraded, without asking to unlock (notAsked).
         let withBackup = try fixture.resolver().resolve()
@@ -359,7 +359,7 @@ struct ResolverKeyringTests {
         let fixture = try Fixture()
         let value = try fixture.resolver().identifier()
         try keyringCtl("lock")
-        defer { try? keyringCtl("restart") }
+        defer { _ = try? keyringCtl("restart") }
         let never = Keyring(timeout: .seconds(5), unlock: .never)
         let error = identityError { try fixture.resolver(keyring: never, backup: false).resolve() }
         #expect(error != nil)

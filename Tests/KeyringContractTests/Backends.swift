@@ -116,15 +116,8 @@ final class Subject {
     }
 
     @discardableResult
-    func ctl(_ arguments: [String]) throws -> String {
-        let script = repoRoot.appendingPathComponent("scripts/keyring-ctl").path
-        let result = try ChildProcess.run(script, arguments, environment: ProcessInfo.processInfo.environment)
-        try #require(result.status == 0, "keyring-ctl \(arguments.joined(separator: " ")): \(result.stderr)")
-        return result.text
-    }
+    func ctl(_ arguments: [String]) throws -> String { try keyringCtl(arguments) }
 }
 
-/// The repository root: Tests/KeyringContractTests/Backends.swift, three levels up.
-let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-func uniqueID(_ tag: String) -> String { "contract.\(tag).\(UUID().uuidString)" }
+/// TestSupport's unique identifier, marked as the contract suite's.
+func uniqueID(_ tag: String) -> String { TestSupport.uniqueID("contract." + tag) }

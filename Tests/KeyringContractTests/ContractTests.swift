@@ -162,6 +162,36 @@ struct ContractTests {
         }
     }
 
+    @Test(
+        "changes(): an item created, changed and deleted is reported; on the memory keyring a lock and unlock too, and nothing touches the user's files",
+        arguments: Backend.available)
+    func changes(backend: Backend) async throws {
+        let subject = try Subject(backend)
+        // The memory keyring once watched libsecret's real keyring file under HOME, and made its directory.
+        let userKeyrings = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/keyrings").path
+        let userKeyringsExisted = FileManager.default.fileExists(atPath: userKeyrings)
+        let store = try subject.store(uniqueID("changes"))
+        let log = ChangeLog(try await store.changes())
+        defer { log.stop() }
+        let start = ContinuousClock.now
+        try await store.setObject("one", forKey: .valueData)
+        #expect(await log.first(.created, from: 0, since: start) != nil, "\(log.kinds)")
+        var seen = log.count
+        try await store.setObject("two", forKey: .valueData)
+        #expect(await log.first(.changed, from: seen, since: start) != nil, "\(log.kinds)")
+        if subject.isMemory {
+            seen = log.count
+            try subject.lock()
+            #expect(await log.first(.locked, from: seen, since: start) != nil, "\(log.kinds)")
+            try subject.unlock()
+            #expect(await log.first(.unlocked, from: seen, since: start) != nil, "\(log.kinds)")
+            #expect(FileManager.default.fileExists(atPath: userKeyrings) == userKeyringsExisted, "the user's keyring directory is untouched")
+        }
+        seen = log.count
+        try await store.reset()
+        #expect(await log.first(.deleted, from: seen, since: start) != nil, "\(log.kinds)")
+    }
+
     @Test("a daemon restart between two calls: items survive, the wrapper still updates its one item", arguments: Backend.available)
     func restartBetweenCalls(backend: Backend) throws {
         let subject = try Subject(backend)

@@ -3,39 +3,6 @@ import Keyring
 import TestSupport
 import Testing
 
-/// What a watch reported, with when each change arrived.
-final class ChangeLog: Sendable {
-    let entries = Guarded<[(change: KeyringChange, at: ContinuousClock.Instant)]>([])
-    let consumer = Guarded<Task<Void, Never>?>(nil)
-
-    /// Consumes `changes` on a task of its own until `stop()`.
-    init(_ changes: KeyringChanges) {
-        let task = Task {
-            for await change in changes { self.entries.withLock { $0.append((change, .now)) } }
-        }
-        consumer.withLock { $0 = task }
-    }
-
-    func stop() { consumer.withLock { $0?.cancel() } }
-
-    var kinds: [KeyringChange.Kind] { entries.withLock { $0.map(\.change.kind) } }
-    var count: Int { entries.withLock { $0.count } }
-
-    /// The first change of `kind` from entry `start` on, waiting up to `limit` for it; and how long
-    /// after `since` it arrived (negative: before). Polls: no timing is asserted beyond the loose limit.
-    func first(
-        _ kind: KeyringChange.Kind, from start: Int, since: ContinuousClock.Instant, within limit: Duration = .seconds(10)
-    ) async -> (change: KeyringChange, latency: Duration)? {
-        let end = ContinuousClock.now + limit
-        while ContinuousClock.now < end {
-            let found = entries.withLock { entries in entries.dropFirst(start).first { $0.change.kind == kind } }
-            if let found { return (found.change, found.at - since) }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return nil
-    }
-}
-
 /// Milliseconds, for the figures the tests print.
 func milliseconds(_ duration: Duration) -> Int {
     Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)

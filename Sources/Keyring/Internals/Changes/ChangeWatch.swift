@@ -16,6 +16,10 @@ enum ChangeWatch {
     /// made before this returns, so its errors are thrown here.
     static func start(_ scope: ChangeScope, keyring: Keyring) throws(KeyringError) -> KeyringChanges {
         try make { continuation throws(KeyringError) in
+            // A test's memory keyring says when it changes; libsecret's file keyring is followed by inotify.
+            if let memory = keyring.memory, let stop = try LocalChangeWatch.start(scope, memory, timeout: keyring.timeout, continuation) {
+                return stop
+            }
             if keyring.usesFileBackend { return try FileChangeWatch.start(scope, timeout: keyring.timeout, continuation) }
             return try ServiceChangeWatch.start(scope, timeout: keyring.timeout, continuation)
         }

@@ -47,6 +47,16 @@ package protocol LocalKeyring: Sendable {
     /// temporary one, so that a test never writes a backup a real run of the app would read.
     /// nil: the standard directories (the file backend).
     var privateStateDirectory: String? { get }
+
+    /// Calls `onChange` after each change to the collection (its items or its lock state), with no
+    /// lock of the collection held, until the returned closure runs. nil when the collection cannot
+    /// tell: libsecret's file backend, which another process may write, is followed by inotify.
+    func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+}
+
+extension LocalKeyring {
+    /// The file backend's answer: no in-process notice of changes.
+    package func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? { nil }
 }
 
 /// The collection during one operation of `LocalKeyring.run`.
