@@ -65,22 +65,6 @@ func run(_ executable: String, _ arguments: [String], input: Data? = nil, enviro
 let hidesTheKeyringByHidingTheBus: Comment =
     "hides the session bus to take the keyring away; libsecret's file backend needs no bus"
 
-/// Runs `body` with the session bus hidden from this process (GLib's own connection stays
-/// cached, so the library's pre-check is what sees "no bus" — as a process without a bus would).
-func withoutSessionBus<T>(_ body: () throws -> T) rethrows -> T {
-    let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
-    let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
-    let empty = FileManager.default.temporaryDirectory.appendingPathComponent("nobus-\(UUID().uuidString)").path
-    try? FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
-    unsetenv("DBUS_SESSION_BUS_ADDRESS")
-    setenv("XDG_RUNTIME_DIR", empty, 1)
-    defer {
-        if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
-        if let runtime { setenv("XDG_RUNTIME_DIR", runtime, 1) } else { unsetenv("XDG_RUNTIME_DIR") }
-    }
-    return try body()
-}
-
 /// The IdentityError `body` throws; records an issue otherwise.
 func identityError<T>(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) -> IdentityError? {
     do {

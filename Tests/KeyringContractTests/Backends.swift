@@ -115,6 +115,34 @@ final class Subject {
         }
     }
 
+    /// The faults `withFault` can bring about on this backend: all four on the memory keyring; a hung
+    /// daemon (`keyring-ctl pause`) and a process without a session bus on a Secret Service provider.
+    /// Not on the file backend, which needs neither bus nor daemon. A missing service has no real form
+    /// here (D-Bus activation starts gnome-keyring again), nor a refused write.
+    var faults: [MemoryKeyring.Fault] {
+        if isMemory { return [.noSessionBus, .noSecretService, .timeout, .writeFails] }
+        return isFile ? [] : [.timeout, .noSessionBus]
+    }
+
+    /// Runs `body` with `fault` in effect: injected into the memory keyring, real on a real provider.
+    func withFault<T>(_ fault: MemoryKeyring.Fault, _ body: () throws -> T) throws -> T {
+        if let memory {
+            memory.inject(fault)
+            defer { memory.inject(nil) }
+            return try body()
+        }
+        switch fault {
+        case .timeout: return try withPausedDaemon { _ in try body() }
+        case .noSessionBus: return try withoutSessionBus(body)
+        case .noSecretService, .writeFails: throw UnmetFault(fault: fault)
+        }
+    }
+
+    /// `withFault` was asked for a fault this backend cannot bring about (see `faults`).
+    struct UnmetFault: Error {
+        let fault: MemoryKeyring.Fault
+    }
+
     @discardableResult
     func ctl(_ arguments: [String]) throws -> String { try keyringCtl(arguments) }
 }

@@ -192,6 +192,25 @@ struct ContractTests {
         #expect(await log.first(.deleted, from: seen, since: start) != nil, "\(log.kinds)")
     }
 
+    @Test(
+        "a fault is the same typed error on the memory keyring as on the real provider, and clears: a hung daemon, no session bus",
+        arguments: Backend.available)
+    func faults(backend: Backend) throws {
+        let subject = try Subject(backend)
+        let store = try SecretStore(identifier: uniqueID("fault"), keyring: subject.keyring(timeout: .seconds(2)))
+        defer { try? store.reset() }
+        try store.setObject("kept", forKey: .valueData)
+        for fault in subject.faults where fault == .timeout || fault == .noSessionBus {
+            let error = try subject.withFault(fault) { keyringError { try store.object(forKey: .valueData) } }
+            switch (fault, error) {
+            case (.timeout, .timedOut(let seconds)?): #expect(seconds == 2)
+            case (.noSessionBus, .noSessionBus?): break
+            default: Issue.record("\(fault) gave \(String(describing: error))")
+            }
+            #expect(try store.object(forKey: .valueData) == "kept", "after \(fault)")
+        }
+    }
+
     @Test("a daemon restart between two calls: items survive, the wrapper still updates its one item", arguments: Backend.available)
     func restartBetweenCalls(backend: Backend) throws {
         let subject = try Subject(backend)

@@ -70,6 +70,24 @@ public func testDaemonPID(sourceLocation: SourceLocation = #_sourceLocation) thr
     return try #require(pid_t(text), "keyring-ctl pid printed \(text.debugDescription)", sourceLocation: sourceLocation)
 }
 
+// MARK: - No session bus
+
+/// Runs `body` with the session bus hidden from this process (GLib's own connection stays
+/// cached, so the library's pre-check is what sees "no bus" — as a process without a bus would).
+public func withoutSessionBus<T>(_ body: () throws -> T) rethrows -> T {
+    let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+    let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
+    let empty = FileManager.default.temporaryDirectory.appendingPathComponent("nobus-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+    unsetenv("DBUS_SESSION_BUS_ADDRESS")
+    setenv("XDG_RUNTIME_DIR", empty, 1)
+    defer {
+        if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
+        if let runtime { setenv("XDG_RUNTIME_DIR", runtime, 1) } else { unsetenv("XDG_RUNTIME_DIR") }
+    }
+    return try body()
+}
+
 // MARK: - A hung daemon
 
 /// The test keyring's provider, or its bus, stopped by `scripts/keyring-ctl pause`: it keeps its
