@@ -84,7 +84,7 @@ struct MigrationLockedTests {
 
     @Test(
         "KeePassXC, two databases: the legacy item's one locked, the other active and unlocked: locked, never absent",
-        .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
+        .needs(.secondDatabase))
     func secondDatabaseHidesLegacyItem() throws {
         try requireTestKeyring()
         let fixture = try Fixture()

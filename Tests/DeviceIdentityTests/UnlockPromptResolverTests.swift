@@ -7,9 +7,7 @@ import TestSupport
 /// The resolver on a locked gnome-keyring whose unlock prompts go to gcr's mock prompter.
 @Suite(
     "IdentifierResolver and the unlock prompt",
-    .enabled(
-        if: (ProcessInfo.processInfo.environment["KEYRING_PROVIDER"] ?? "gnome-keyring") == "gnome-keyring",
-        "needs gnome-keyring: only it sends unlock prompts to gcr's mock prompter"))
+    .needs(.mockPrompter))
 struct UnlockPromptResolverTests {
     @Test("a backup stands in for a locked keyring without a prompt; without one, an answered prompt serves the keyring's value")
     func backupFirstThenPrompt() throws {

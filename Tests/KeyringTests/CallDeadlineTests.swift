@@ -186,7 +186,7 @@ struct CallDeadlineTests {
 
 /// While one thread waits on an unlock prompt, other threads' calls go on: the service gate is
 /// not held during the prompt wait. gnome-keyring only: its prompts go to gcr's mock prompter.
-@Suite("One deadline per call: prompts", .enabled(if: TestProvider.name == "gnome-keyring", mockPrompterNote))
+@Suite("One deadline per call: prompts", .needs(.mockPrompter))
 struct CallDeadlinePromptTests {
     @Test("a prompt left open on one thread does not stall another thread's call")
     func openPromptDoesNotStallOtherThreads() throws {

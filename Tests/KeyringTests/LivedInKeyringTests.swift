@@ -87,7 +87,7 @@ struct LivedInKeyringTests {
 
     @Test(
         "an unlock asks for the keyring that holds the locked item, not the default one",
-        .enabled(if: TestProvider.isGnomeKeyring, mockPrompterNote))
+        .needs(.mockPrompter))
     func unlockAsksForTheItemsKeyring() throws {
         try requireTestKeyring()
         try withMockPrompter {

@@ -13,8 +13,6 @@ import TestSupport
 /// has no locked state.
 @Suite("Lock state", .serialized)
 struct LockStateTests {
-    /// gnome-keyring's prompts go to the mock prompter; not with SECRET_BACKEND=file, which has no prompts.
-    static var mockPrompts: Bool { TestProvider.isGnomeKeyring && !TestProvider.usesFileBackend }
 
     /// Puts the provider back unlocked after a test that may leave it locked.
     static func restoreUnlocked() {
@@ -99,7 +97,7 @@ struct LockStateTests {
         }
     }
 
-    @Test("isLocked never prompts, whatever the unlock policy", .enabled(if: Self.mockPrompts, mockPrompterNote))
+    @Test("isLocked never prompts, whatever the unlock policy", .needs(.mockPrompter))
     func isLockedNeverPrompts() throws {
         try requireTestKeyring()
         try withMockPrompter {
@@ -114,7 +112,7 @@ struct LockStateTests {
         }
     }
 
-    @Test("a dismissed unlock prompt is locked (dismissed) and stays locked", .enabled(if: Self.mockPrompts, mockPrompterNote))
+    @Test("a dismissed unlock prompt is locked (dismissed) and stays locked", .needs(.mockPrompter))
     func dismissedUnlock() throws {
         try requireTestKeyring()
         try withMockPrompter {
@@ -126,7 +124,7 @@ struct LockStateTests {
         }
     }
 
-    @Test("unlock: .never throws locked without prompting", .enabled(if: Self.mockPrompts, mockPrompterNote))
+    @Test("unlock: .never throws locked without prompting", .needs(.mockPrompter))
     func neverPolicyDoesNotPrompt() throws {
         try requireTestKeyring()
         try withMockPrompter {
@@ -138,7 +136,7 @@ struct LockStateTests {
         }
     }
 
-    @Test("an unlock prompt nobody answers ends at the timeout as locked (unanswered)", .enabled(if: Self.mockPrompts, mockPrompterNote))
+    @Test("an unlock prompt nobody answers ends at the timeout as locked (unanswered)", .needs(.mockPrompter))
     func unansweredUnlock() throws {
         try requireTestKeyring()
         try withMockPrompter {

@@ -6,7 +6,7 @@ import TestSupport
 /// Unlocking on demand against the real gnome-keyring, whose unlock prompts go to gcr's mock
 /// prompter (scripts/keyring-ctl prompter on): it answers with the password, dismisses, or never
 /// answers, and tells whether it was asked at all.
-@Suite("Unlock on demand", .enabled(if: TestProvider.name == "gnome-keyring", mockPrompterNote))
+@Suite("Unlock on demand", .needs(.mockPrompter))
 struct UnlockPromptTests {
     @Test("a locked keyring is unlocked through the prompt: read, write, delete succeed")
     func answeredPromptUnlocks() throws {

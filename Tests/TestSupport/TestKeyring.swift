@@ -143,9 +143,6 @@ public func withPausedDaemon<T>(
 
 // MARK: - Unlock prompts
 
-/// Only gnome-keyring hands its unlock prompts to gcr's mock prompter (GNOME_KEYRING_TEST_PROMPTER).
-public let mockPrompterNote: Comment = "needs gnome-keyring: only it sends unlock prompts to gcr's mock prompter"
-
 /// Runs `body` with gcr's mock prompter answering the daemon's unlock prompts, on a keyring that
 /// `body` locks itself; afterwards the daemon runs unlocked and without the mock again.
 public func withMockPrompter(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) throws {

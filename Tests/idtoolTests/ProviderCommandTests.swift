@@ -54,7 +54,7 @@ struct ProviderCommandTests {
 
     @Test(
         "two databases, the item's one locked and the other active: item get exits 75, never absent",
-        .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
+        .needs(.secondDatabase))
     func itemGetSecondDatabase() throws {
         try requireTestKeyring()
         let id = Idtool.uniqueIdentifier()
@@ -72,7 +72,7 @@ struct ProviderCommandTests {
 
     @Test(
         "two databases, the item's one locked and the other active: item set exits 75 and creates nothing; no write is lost",
-        .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
+        .needs(.secondDatabase))
     func itemSetSecondDatabase() throws {
         try requireTestKeyring()
         let id = Idtool.uniqueIdentifier()
@@ -93,7 +93,7 @@ struct ProviderCommandTests {
 
     @Test(
         "two databases, the identifier's one locked, the backup gone: get exits 75, never a new identifier",
-        .enabled(if: TestProvider.isKeePassXC, "needs KeePassXC's second database (scripts/with-keepassxc)"))
+        .needs(.secondDatabase))
     func getSecondDatabaseNoBackup() throws {
         try requireTestKeyring()
         let app = Self.newApp()

@@ -6,9 +6,7 @@ import TestSupport
 /// prompts by default, and never with --no-prompt.
 @Suite(
     "idtool unlocks on demand",
-    .enabled(
-        if: (ProcessInfo.processInfo.environment["KEYRING_PROVIDER"] ?? "gnome-keyring") == "gnome-keyring",
-        "needs gnome-keyring: only it sends unlock prompts to gcr's mock prompter"))
+    .needs(.mockPrompter))
 struct UnlockPromptCommandTests {
     static func newApp() -> String { "test.idtool-unlock.\(UUID().uuidString.lowercased())" }
 

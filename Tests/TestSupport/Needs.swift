@@ -1,0 +1,78 @@
+// What a suite needs of the configuration it runs in, stated once on the suite: `.needs(...)`
+// skips it where the configuration lacks something, and Swift Testing prints the reason.
+import Foundation
+import Testing
+
+/// Something a configuration of the test harness offers (scripts/with-keyring and its siblings,
+/// scripts/test's file-backend and bus-free runs).
+public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// A Secret Service provider on a private bus (not libsecret's file backend).
+    case secretService
+    /// Unlock prompts answered by gcr's mock prompter: only gnome-keyring sends them there.
+    case mockPrompter
+    /// A collection `keyring-ctl lock` can lock (every Secret Service provider; the file has no lock).
+    case locking
+    /// A second database the default alias moves to (`keyring-ctl second-db`): KeePassXC only.
+    case secondDatabase
+    /// libsecret's file backend (SECRET_BACKEND=file).
+    case fileBackend
+    /// A keyring as years of use leave it (`--lived-in`, or scripts/test's lived-in keyring file).
+    case livedIn
+
+    public var description: String {
+        switch self {
+        case .secretService: "a Secret Service provider on the bus"
+        case .mockPrompter: "gcr's mock prompter, which only gnome-keyring sends its unlock prompts to"
+        case .locking: "a collection keyring-ctl can lock"
+        case .secondDatabase: "KeePassXC's second database (scripts/with-keepassxc)"
+        case .fileBackend: "libsecret's file backend (SECRET_BACKEND=file)"
+        case .livedIn: "a lived-in keyring (--lived-in)"
+        }
+    }
+}
+
+/// The configuration a test process runs in, as the harness's environment describes it.
+public struct TestConfiguration: Sendable, CustomStringConvertible {
+    /// What it offers.
+    public let capabilities: Set<Capability>
+    /// Its provider and backend, for skip reasons.
+    public let description: String
+
+    /// The configuration `environment` describes.
+    public init(environment: [String: String]) {
+        let harness = !(environment["WITH_KEYRING_ROOT"] ?? "").isEmpty
+        let bus = !(environment["DBUS_SESSION_BUS_ADDRESS"] ?? "").isEmpty
+        let file = environment["SECRET_BACKEND"] == "file"
+        let provider = environment["KEYRING_PROVIDER"] ?? "gnome-keyring"
+        var capabilities: Set<Capability> = []
+        if file { capabilities.insert(.fileBackend) }
+        if harness && bus && !file {
+            capabilities.formUnion([.secretService, .locking])
+            if provider == "gnome-keyring" { capabilities.insert(.mockPrompter) }
+            if provider == "keepassxc" { capabilities.insert(.secondDatabase) }
+        }
+        if environment["KEYRING_LIVED_IN"] == "1" { capabilities.insert(.livedIn) }
+        self.capabilities = capabilities
+        let where_ = file ? "the file backend" : !harness ? "no test keyring" : !bus ? "no bus" : provider
+        description = where_ + (capabilities.contains(.livedIn) ? ", lived in" : "")
+    }
+
+    /// This process's configuration.
+    public static let current = TestConfiguration(environment: ProcessInfo.processInfo.environment)
+
+    /// What of `needed` this configuration lacks.
+    public func missing(_ needed: [Capability]) -> [Capability] { needed.filter { !capabilities.contains($0) } }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the suite or test only where the configuration offers everything in `needed`, and
+    /// otherwise skips it, saying what is missing.
+    public static func needs(
+        _ needed: Capability..., in configuration: TestConfiguration = .current, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Self {
+        let missing = configuration.missing(needed)
+        let named = (missing.isEmpty ? needed : missing).map(\.description).joined(separator: " and ")
+        let reason = "needs " + named + (missing.isEmpty ? "" : "; this run has \(configuration)")
+        return .enabled(if: missing.isEmpty, Comment(rawValue: reason), sourceLocation: sourceLocation)
+    }
+}
