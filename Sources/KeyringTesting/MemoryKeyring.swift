@@ -251,13 +251,24 @@ extension MemoryKeyring: LocalKeyring {
         timeout: Duration, exclusive: Bool, prompt: UnlockPolicy?, _ body: (MemoryItems) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         let seconds = timeout / .seconds(1)
+        var changed = false
+        // Announced once the exclusive lock is released too: watches are told with no lock held.
+        defer { if changed { announceChange() } }
         if exclusive { changes.lock() }
         defer { if exclusive { changes.unlock() } }
-        return try operate(seconds: seconds, prompt: prompt, body)
+        return try operate(seconds: seconds, prompt: prompt, changed: &changed, body)
+    }
+
+    /// What a watch sees, straight from the state: no prompt, and no injected fault met or counted down.
+    package func watchLook(matching attributes: [String: String], timeout: Duration) throws(KeyringError) -> LocalWatchLook {
+        let view = state.withLock { state in
+            MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: true, outcome: .notAsked)
+        }
+        return LocalWatchLook(isLocked: view.isLocked, hidesLockedItems: hidesLockedItems, items: try view.listed(matching: attributes))
     }
 
     private func operate<T>(
-        seconds: Double, prompt: UnlockPolicy?, _ body: (MemoryItems) throws(KeyringError) -> T
+        seconds: Double, prompt: UnlockPolicy?, changed: inout Bool, _ body: (MemoryItems) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         var unlocked = false
         let view = try state.withLock { state throws(KeyringError) -> MemoryItems in
@@ -275,12 +286,12 @@ extension MemoryKeyring: LocalKeyring {
             }
             return MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: prompt == nil, outcome: outcome)
         }
-        if unlocked { announceChange() }
+        changed = unlocked
         let result = try body(view)
         if view.edited {
             state.withLock { $0.items = view.items }
             afterChange.withLock { $0 }?()
-            announceChange()
+            changed = true
         }
         return result
     }

@@ -52,11 +52,38 @@ package protocol LocalKeyring: Sendable {
     /// lock of the collection held, until the returned closure runs. nil when the collection cannot
     /// tell: libsecret's file backend, which another process may write, is followed by inotify.
     func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+
+    /// What a change watch sees of the items matching `attributes`: read with no prompt, and not
+    /// counted as a call of the app's (the memory keyring's injected faults are left for those).
+    func watchLook(matching attributes: [String: String], timeout: Duration) throws(KeyringError) -> LocalWatchLook
+}
+
+/// The collection as a change watch looked at it.
+package struct LocalWatchLook: Sendable {
+    /// Whether the collection was locked.
+    package var isLocked: Bool
+    /// Whether a locked collection hides its items (as KeePassXC does): then none are listed.
+    package var hidesLockedItems: Bool
+    /// The matching items, with their secrets (empty while locked).
+    package var items: [LocalItem]
+
+    package init(isLocked: Bool, hidesLockedItems: Bool, items: [LocalItem]) {
+        self.isLocked = isLocked
+        self.hidesLockedItems = hidesLockedItems
+        self.items = items
+    }
 }
 
 extension LocalKeyring {
     /// The file backend's answer: no in-process notice of changes.
     package func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? { nil }
+
+    /// A search with no prompt.
+    package func watchLook(matching attributes: [String: String], timeout: Duration) throws(KeyringError) -> LocalWatchLook {
+        try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
+            LocalWatchLook(isLocked: items.isLocked, hidesLockedItems: items.hidesLockedItems, items: try items.listed(matching: attributes))
+        }
+    }
 }
 
 /// The collection during one operation of `LocalKeyring.run`.
