@@ -129,19 +129,30 @@ kpx_wait_main_window() {
 # (Debian 13) started headless with `--pw-stdin DB` segfaults at start-up; 2.7.4 (Debian 12)
 # takes either way.
 provider_start() {
+  # KeePassXC 2.7.4 now and then segfaults while it opens its database on a loaded machine (the
+  # kernel logs "keepassxc: segfault at d8 ... in keepassxc[1604c4...]", a NULL member read; seen
+  # with Secret Service clients calling it meanwhile, as a watch across a restart does). That is
+  # its crash, not a state the tests mean to set up: the start is made again, once, and says so.
+  kpx_start_once && return 0
+  echo "keyring-ctl: KeePassXC exited while it opened its database (see dmesg for a segfault); starting it again" >&2
+  wait_for no
+  kpx_start_once
+}
+
+kpx_start_once() {
   kpx_setup
   local dir
   dir=$(kpx_dir)
   # Its single-instance lock and sockets live in TMPDIR: keep them private too.
   # In a subshell, so it is no job of this shell (no "Killed" notice when stop needs KILL).
   (TMPDIR="$dir/tmp" QT_QPA_PLATFORM=offscreen setsid keepassxc >>"$dir/log" 2>&1 </dev/null &)
-  kpx_wait_main_window
-  wait_for yes
+  kpx_wait_main_window || return 1
+  wait_for yes || return 1
   # It owns the name before the database is open; a write in that gap would get a dialog.
-  [ "${KEYRING_LIVED_IN:-0}" = 1 ] && kpx_start_lived_in
-  kpx_open keyring
-  kpx_wait_locked /org/freedesktop/secrets/aliases/default false
-  [ "${KEYRING_LIVED_IN:-0}" = 1 ] && provider_lock old
+  if [ "${KEYRING_LIVED_IN:-0}" = 1 ]; then kpx_start_lived_in || return 1; fi
+  kpx_open keyring || return 1
+  kpx_wait_locked /org/freedesktop/secrets/aliases/default false || return 1
+  if [ "${KEYRING_LIVED_IN:-0}" = 1 ]; then provider_lock old || return 1; fi
   return 0
 }
 
@@ -198,7 +209,7 @@ kpx_refocus_lived_in() { # kpx_refocus_lived_in DB
 
 kpx_open() { # kpx_open DB: openDatabase, then wait until it is unlocked
   dbus --dest=$kpx_main_window /keepassxc org.keepassxc.KeePassXC.MainWindow.openDatabase \
-    "string:$(kpx_dir)/$1.kdbx" "string:$WITH_KEYRING_PASSWORD" string: >/dev/null
+    "string:$(kpx_dir)/$1.kdbx" "string:$WITH_KEYRING_PASSWORD" string: >/dev/null || return 1
   kpx_wait_locked "$(kpx_collection "$1")" false
 }
 
