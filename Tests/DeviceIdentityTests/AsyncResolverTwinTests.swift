@@ -1,8 +1,8 @@
 import DeviceIdentity
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 /// Every async resolver call runs its sync twin itself (Keyring's one offload helper).
 @Suite("Async resolver twins do what their sync calls do")

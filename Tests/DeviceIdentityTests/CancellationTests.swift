@@ -1,8 +1,8 @@
 // Async resolver calls against a hung (SIGSTOPped) gnome-keyring: task cancellation ends them.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 @testable import DeviceIdentity
 
 #if canImport(Glibc)

@@ -3,8 +3,8 @@
 // reads only the resolver's keyring.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

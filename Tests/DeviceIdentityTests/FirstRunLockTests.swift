@@ -2,8 +2,8 @@
 // re-entrant on one thread, still exclusive between threads, and fine with huge timeouts.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 @testable import DeviceIdentity
 
 #if canImport(Glibc)

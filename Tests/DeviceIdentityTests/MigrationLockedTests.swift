@@ -5,8 +5,8 @@
 // Runs against the real provider under scripts/with-keyring, with-kwallet or with-keepassxc.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 @testable import DeviceIdentity
 
 @Suite(

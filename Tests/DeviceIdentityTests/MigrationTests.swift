@@ -1,8 +1,8 @@
 // Migration against the real keyring: legacy values written by independent clients.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 @testable import DeviceIdentity
 
 @Suite("Migration against the real keyring", .serialized)

@@ -1,7 +1,7 @@
 // Pure decision logic: policies, UUID formats, value rules. No keyring needed.
 import Foundation
-import Testing
 import TestSupport
+import Testing
 @testable import DeviceIdentity
 
 @Suite("Generation policies")

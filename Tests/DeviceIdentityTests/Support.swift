@@ -2,8 +2,8 @@
 // outside scripts/with-keyring it fails (never skips), so the user's own keyring is never used.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 @testable import DeviceIdentity
 
 #if canImport(Glibc)

@@ -1,8 +1,8 @@
 import DeviceIdentity
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 /// The resolver on a locked gnome-keyring whose unlock prompts go to gcr's mock prompter.
 @Suite(

@@ -3,8 +3,8 @@
 // reset made in another state directory lifts a quarantined backup's block.
 // Runs on every provider (scripts/with-keyring, with-kwallet, with-keepassxc).
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

@@ -4,8 +4,8 @@
 import DeviceIdentity
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

@@ -4,8 +4,8 @@
 // long names, the --timeout bound, and the smaller leaks (legacy removal, foreign state
 // directories, symlinked backup directories). Every case runs against the real gnome-keyring.
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

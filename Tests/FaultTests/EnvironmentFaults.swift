@@ -1,8 +1,8 @@
 // Environment faults: no bus, no Secret Service, no default collection, locked, daemon killed,
 // item deleted behind our back, XDG_RUNTIME_DIR unusable.
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,8 @@
 // Support for the fault-injection suite: per-case sandboxes, and small helpers around idtool, secret-tool
 // and scripts/keyring-ctl.
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Access groups keep items with the same identifier apart")
 struct AccessGroupTests {

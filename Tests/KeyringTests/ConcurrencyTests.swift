@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 @Suite("One SecretStore shared by many threads")
 struct ConcurrencyTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Error descriptions never contain the secret")
 struct ErrorDescriptionTests {

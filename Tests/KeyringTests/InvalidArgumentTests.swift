@@ -1,7 +1,7 @@
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 /// Bad input is refused in Swift with invalidArgument. The suite runs with
 /// G_DEBUG=fatal-criticals, and a log handler counts criticals too, so libsecret never sees it.

@@ -1,7 +1,7 @@
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 /// Lock state against the real providers: `isLocked()`, `lockCollection()` and
 /// `unlockCollection()` on the default collection, and `SecretStore.isLocked()`.

@@ -1,7 +1,7 @@
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 /// `Keyring.store` and `insertIfAbsent` share `SecretStore`'s cap on a secret's size: a larger
 /// one is a clear typed error before anything reaches the daemon, and nothing is created.

@@ -4,8 +4,8 @@ import CLibSecret
 import Foundation
 import Keyring
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 /// Unlocking on demand against the real gnome-keyring, whose unlock prompts go to gcr's mock
 /// prompter (scripts/keyring-ctl prompter on): it answers with the password, dismisses, or never

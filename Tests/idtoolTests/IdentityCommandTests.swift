@@ -1,8 +1,8 @@
 // idtool get/show/reset/migrate/derive as a subprocess against the real keyring.
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

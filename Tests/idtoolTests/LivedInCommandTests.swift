@@ -3,8 +3,8 @@
 // (KWallet). Before issue 29's fix, `get --app NEW` and `item get` of an absent item exited 75
 // there, with or without a prompt allowed. KeePassXC, which hides a locked database's items: below.
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite(
     "idtool on a lived-in keyring", .serialized,

@@ -1,7 +1,7 @@
 import Foundation
 import Keyring
-import Testing
 import TestSupport
+import Testing
 
 /// `idtool lock` and `idtool unlock` against the real providers. gnome-keyring's unlock prompts go
 /// to gcr's mock prompter; KWallet's complete without a dialog (the harness's empty-password

@@ -2,8 +2,8 @@
 // locked database, a second database, metadata updates, values its password field would change.
 // The two-database cases run only under scripts/with-keepassxc.
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("idtool keeps values and reports locks on every provider", .serialized)
 struct ProviderCommandTests {

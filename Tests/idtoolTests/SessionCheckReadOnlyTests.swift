@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// KWallet's session check (Providers/SessionCheck.swift) must not write on read-only calls: a
 /// fresh process's `doctor` (Keyring.status) and reads leave no check item; only a write makes one.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// idtool against a locked gnome-keyring whose unlock prompts go to gcr's mock prompter: it
 /// prompts by default, and never with --no-prompt.

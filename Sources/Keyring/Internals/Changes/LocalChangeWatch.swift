@@ -95,7 +95,8 @@ final class LocalChangeWatch: Sendable {
                 changes.append(KeyringChange(now.isLocked ? .locked : .unlocked, collection: Self.collection))
             }
             changes += ChangeWatch.differences(from: last.items.mapValues(\.item), to: now.items.mapValues(\.item)) { before, after in
-                let old = last.items[before.objectPath]?.secretDigest, new = now.items[after.objectPath]?.secretDigest
+                let old = last.items[before.objectPath]?.secretDigest
+                let new = now.items[after.objectPath]?.secretDigest
                 return ServiceChangeWatch.differ(before, after) || (old != nil && new != nil && old != new)
             }
             return changes

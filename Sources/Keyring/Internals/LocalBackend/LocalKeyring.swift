@@ -81,7 +81,8 @@ extension LocalKeyring {
     /// A search with no prompt.
     package func watchLook(matching attributes: [String: String], timeout: Duration) throws(KeyringError) -> LocalWatchLook {
         try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in
-            LocalWatchLook(isLocked: items.isLocked, hidesLockedItems: items.hidesLockedItems, items: try items.listed(matching: attributes))
+            LocalWatchLook(
+                isLocked: items.isLocked, hidesLockedItems: items.hidesLockedItems, items: try items.listed(matching: attributes))
         }
     }
 }
