@@ -282,7 +282,7 @@ public struct Keyring: Sendable {
                     if let found = try call.readFirst(try call.search(matching), order: order) {
                         return .existing(item: found.item, secret: found.bytes)
                     }
-                    InsertTestPause.at("before-create")
+                    TestPause.at("before-create")
                     let path = try call.createItem(attributes: stamped(), label: label, secret: secret, contentType: contentType)
                     // Always search again: a creator the lock did not exclude (the bus refused the
                     // name, a client that takes no lock) may have stored one too. Converge on
@@ -291,7 +291,7 @@ public struct Keyring: Sendable {
                     if !exclusive, winner?.item.objectPath == path {
                         // Only the flock stood in: a twin stamped before this one may still be on
                         // its way. Let it appear (within the deadline) before this one is handed out.
-                        InsertTestPause.at("after-create")
+                        TestPause.at("after-create")
                         deadline.sleep(upTo: min(Self.settleDelay, deadline.remaining / 2))
                         winner = try call.readFirst(try call.search(matching), order: order)
                     }
@@ -482,19 +482,21 @@ extension ServiceCall {
 }
 
 #if DEBUG
-/// Test-only: with `KEYRINGIDENTITY_TEST_PAUSE=<stage>:<dir>`, `insertIfAbsent` writes
-/// `<dir>/reached` at `stage` and waits (up to 30 s) for `<dir>/go`, so a fault test can store a
-/// twin at an exact point of a creation. Debug builds only.
-enum InsertTestPause {
+/// Test-only: with `KEYRINGIDENTITY_TEST_PAUSE=<stage>:<dir>`, the code writes `<dir>/reached` at
+/// `stage` and waits (up to 30 s) for `<dir>/go`, so a test can act at an exact point: store a
+/// twin during a creation (`insertIfAbsent`), unlock a collection between a watch's search and its
+/// lock read. Debug builds only.
+enum TestPause {
     static func at(_ stage: String) {
         guard let spec = ProcessInfo.processInfo.environment["KEYRINGIDENTITY_TEST_PAUSE"], spec.hasPrefix(stage + ":") else { return }
         let directory = String(spec.dropFirst(stage.count + 1))
         _ = FileManager.default.createFile(atPath: directory + "/reached", contents: Data())
-        for _ in 0..<3000 where !FileManager.default.fileExists(atPath: directory + "/go") { usleep(10_000) }
+        let files = FileManager.default
+        for _ in 0..<3000 where !files.fileExists(atPath: directory + "/go") && files.fileExists(atPath: directory) { usleep(10_000) }
     }
 }
 #else
-enum InsertTestPause {
+enum TestPause {
     @inline(__always) static func at(_ stage: String) {}
 }
 #endif

@@ -171,6 +171,32 @@ struct ChangeNotificationTests {
         try await restartReportsOnlyTheRestart(itemBefore: true)
     }
 
+    @Test(
+        "a kept item a search missed while its collection was locked is not deleted when the collection unlocks before the watch reads the lock",
+        .needs(.locking, .hidesLockedItems))
+    func unlockBetweenSearchAndLockRead() async throws {
+        try requireTestKeyring()
+        let id = uniqueID("watch-unlock-between")
+        let store = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        defer { try? store.reset() }
+        try await store.setObject("kept", forKey: .valueData)
+        let log = ChangeLog(try await store.changes())
+        defer { log.stop() }
+        // The lock takes the item off the bus (ItemDeleted); the watch searches for it, misses it,
+        // and stops there until the collection is unlocked again: what a restart under load did.
+        let pause = try TestPausePoint("watch-searched")
+        defer { pause.end() }
+        try keyringCtl("lock")
+        let reached = await pause.reached()
+        try keyringCtl("unlock")
+        pause.go()
+        try #require(reached, "the watch never searched after the lock: \(log.kinds)")
+        try mustRun(try requireIdtool(), ["item", "set", id, "--no-prompt"], input: Data("updated".utf8))
+        #expect(await log.first(.changed, from: 0, since: .now) != nil, "no changed after the unlock: \(log.kinds)")
+        let items = log.kinds.filter { ![.locked, .unlocked].contains($0) }
+        #expect(!items.isEmpty && items.allSatisfy { $0 == .changed }, "only changed: \(log.kinds)")
+    }
+
     /// Restarts the daemon under a watch, then has another process create the item (none before)
     /// or update it (one before) and waits for that report: every report the restart causes comes
     /// before it, so the reports after the restart must be exactly that one.

@@ -14,6 +14,9 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
     case locking
     /// A second database the default alias moves to (`keyring-ctl second-db`): KeePassXC only.
     case secondDatabase
+    /// A provider that takes a locked collection's items off the bus (KeePassXC), so a search made
+    /// while it is locked does not find them.
+    case hidesLockedItems
     /// libsecret's file backend (SECRET_BACKEND=file).
     case fileBackend
     /// A keyring as years of use leave it (`--lived-in`, or scripts/test's lived-in keyring file).
@@ -25,6 +28,7 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
         case .mockPrompter: "gcr's mock prompter, which only gnome-keyring sends its unlock prompts to"
         case .locking: "a collection keyring-ctl can lock"
         case .secondDatabase: "KeePassXC's second database (scripts/with-keepassxc)"
+        case .hidesLockedItems: "a provider that hides a locked collection's items (KeePassXC)"
         case .fileBackend: "libsecret's file backend (SECRET_BACKEND=file)"
         case .livedIn: "a lived-in keyring (--lived-in)"
         }
@@ -49,7 +53,7 @@ public struct TestConfiguration: Sendable, CustomStringConvertible {
         if harness && bus && !file {
             capabilities.formUnion([.secretService, .locking])
             if provider == "gnome-keyring" { capabilities.insert(.mockPrompter) }
-            if provider == "keepassxc" { capabilities.insert(.secondDatabase) }
+            if provider == "keepassxc" { capabilities.formUnion([.secondDatabase, .hidesLockedItems]) }
         }
         if environment["KEYRING_LIVED_IN"] == "1" { capabilities.insert(.livedIn) }
         self.capabilities = capabilities

@@ -170,10 +170,11 @@ public func promptAnswer(_ answer: String, sourceLocation: SourceLocation = #_so
 /// What the mock saw: whether a queued answer is still unused, and prompts that came unexpected.
 public func promptStatus(sourceLocation: SourceLocation = #_sourceLocation) throws -> (expecting: Bool, unexpected: Int) {
     let text = try keyringCtl(["prompt-status"], sourceLocation: sourceLocation)
-    let fields = Dictionary(uniqueKeysWithValues: text.split(separator: " ").compactMap { field -> (String, String)? in
-        let parts = field.split(separator: "=", maxSplits: 1)
-        return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-    })
+    let fields = Dictionary(
+        uniqueKeysWithValues: text.split(separator: " ").compactMap { field -> (String, String)? in
+            let parts = field.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        })
     return (fields["expecting"] == "yes", Int(fields["unexpected"] ?? "") ?? -1)
 }
 
@@ -198,5 +199,43 @@ public let idtoolPath: String? = {
 
 /// ``idtoolPath``, or a failed test saying how to build it.
 public func requireIdtool(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-    try #require(idtoolPath, "idtool was not built next to the tests; run `swift build --build-tests` first", sourceLocation: sourceLocation)
+    try #require(
+        idtoolPath, "idtool was not built next to the tests; run `swift build --build-tests` first", sourceLocation: sourceLocation)
+}
+
+/// A debug build's `KEYRINGIDENTITY_TEST_PAUSE` in this process: the library stops at `stage` until
+/// `go()`, so a test can act at that exact point (another process's unlock between a watch's
+/// search and its lock read). The tests run one at a time, so one process-wide variable is enough.
+public final class TestPausePoint: Sendable {
+    /// Where the library writes `reached` and waits for `go`.
+    public let directory: String
+
+    /// Arms the pause at `stage` (a `TestPause.at` name in the library).
+    public init(_ stage: String) throws {
+        directory = NSTemporaryDirectory() + "keyring-pause-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        setenv("KEYRINGIDENTITY_TEST_PAUSE", stage + ":" + directory, 1)
+    }
+
+    /// Waits until the library stopped at the stage; false if it did not within `seconds`.
+    public func reached(within seconds: Double = 30) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if FileManager.default.fileExists(atPath: directory + "/reached") { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    /// Disarms the pause and lets the library go on (also from every later pass of the stage).
+    public func go() {
+        unsetenv("KEYRINGIDENTITY_TEST_PAUSE")
+        _ = FileManager.default.createFile(atPath: directory + "/go", contents: Data())
+    }
+
+    /// Lets the library go, and removes the directory once it has.
+    public func end() {
+        go()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 }

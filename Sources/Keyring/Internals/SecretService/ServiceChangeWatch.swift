@@ -308,12 +308,15 @@ final class ServiceChangeWatch: @unchecked Sendable {
     /// that collection unlocks; only one missing from an unlocked collection is deleted.
     private func knownItemMissing(_ path: String, _ call: borrowing ServiceCall) throws(KeyringError) {
         guard let before = items[path] else { return }
-        let found = try call.searchPaths(scope.attributes)
+        let collection = Self.collection(of: path)
+        let (found, locks) = try searchHoldingLocks([collection], call) { () throws(KeyringError) in
+            try call.searchPaths(scope.attributes)
+        }
         for (list, isLocked) in [(found.unlocked, false), (found.locked, true)] where list.contains(path) {
             if let item = try call.properties(at: path, isLocked: isLocked) { return try seen(item, call) }
         }
         // Locked, or gone from the bus (a database closed, a daemon still loading): hidden, not deleted.
-        if try call.collectionLocked(at: Self.collection(of: path)) != false {
+        if locks[collection] != false {
             items[path] = Self.item(before, locked: true)
             hidden.insert(path)
             return
@@ -350,14 +353,15 @@ final class ServiceChangeWatch: @unchecked Sendable {
     /// Looks up the matching items and the watched collections' lock state; with `report`, emits
     /// what differs from what was seen before.
     private func look(_ call: borrowing ServiceCall, report: Bool) throws(KeyringError) {
+        let watched = Set(items.keys.map(Self.collection(of:))).union([try defaultCollection(call)].compactMap { $0 })
+        let (found, heldLocks) = try searchHoldingLocks(watched, call) { () throws(KeyringError) in try call.search(scope.attributes) }
         var now: [String: KeyringItem] = [:]
-        for item in try call.search(scope.attributes).filter(scope.owns) {
+        for item in found.filter(scope.owns) {
             let seen = items[item.objectPath].map { Self.item($0, locked: true) }
             now[item.objectPath] = item.isLocked && item.attributes.isEmpty ? seen ?? item : item
         }
-        var locks: [String: Bool] = [:]
-        let known = Set(now.keys.map(Self.collection(of:))).union(items.keys.map(Self.collection(of:)))
-        for collection in known.union([try defaultCollection(call)].compactMap { $0 }) {
+        var locks = heldLocks
+        for collection in Set(now.keys.map(Self.collection(of:))).subtracting(watched) {
             if let locked = try call.collectionLocked(at: collection) { locks[collection] = locked }
         }
         // A known item at a new path is the same item moved: KWallet renumbers its items' paths on
@@ -399,6 +403,33 @@ final class ServiceChangeWatch: @unchecked Sendable {
         hidden = hiddenNow
         digests = sums.merging(previousDigests.filter { now[$0.key] != nil }) { new, _ in new }
         collections = locks
+    }
+
+    /// Runs `search` between two reads of `collections`' lock state (nil: gone from the bus), and again
+    /// while one of them changed meanwhile, so that an item missing from the search is judged by the
+    /// lock its collection had during it. KeePassXC hides a locked database's items and may unlock
+    /// between two calls: a search made while locked, with the lock read after the unlock, reported
+    /// a kept item as deleted after a restart (seen under load: the look's SearchItems answered
+    /// empty, then Locked answered false). After three tries a collection still changing counts as
+    /// locked, so its missing items are hidden, and its next signal or look settles them.
+    private func searchHoldingLocks<Found>(
+        _ collections: Set<String>, _ call: borrowing ServiceCall, _ search: () throws(KeyringError) -> Found
+    ) throws(KeyringError) -> (found: Found, locks: [String: Bool]) {
+        func locks() throws(KeyringError) -> [String: Bool] {
+            var locks: [String: Bool] = [:]
+            for collection in collections { locks[collection] = try call.collectionLocked(at: collection) }
+            return locks
+        }
+        var attempt = 1
+        while true {
+            let before = try locks()
+            let found = try search()
+            TestPause.at("watch-searched")
+            let after = try locks()
+            if before == after { return (found, after) }
+            if attempt == 3 { return (found, after.merging(before) { after, before in after == false && before == false ? false : true }) }
+            attempt += 1
+        }
     }
 
     /// Whether two items at different paths are one item: the same attributes (as compared for a
