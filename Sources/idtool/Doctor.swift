@@ -125,11 +125,12 @@ enum Doctor {
                 // kwalletrc's [org.freedesktop.secrets] apiEnabled switches KWallet's Secret Service off.
                 checks.append(
                     .fail(
-                        secretService, "org.freedesktop.secrets has no owner, but KWallet (kwalletd) is on the bus",
+                        secretService, "\(BusProbe.secretServiceName) has no owner, but KWallet (kwalletd) is on the bus",
                         hint: "KWallet's Secret Service API is off: set apiEnabled=true under [org.freedesktop.secrets] "
                             + "in ~/.config/kwalletrc, then restart kwalletd (or log in again)"))
             case .noSecretService?:
-                checks.append(.fail(secretService, "org.freedesktop.secrets has no owner and none can be activated", hint: serviceHint))
+                checks.append(
+                    .fail(secretService, "\(BusProbe.secretServiceName) has no owner and none can be activated", hint: serviceHint))
             case .keyExchangeFailed(let provider, let detail)?:
                 // KWallet without the QCA OpenSSL plugin answers the encrypted OpenSession with
                 // InvalidArgs ("createDLGroup failed"); unencrypted sessions still work.

@@ -1,3 +1,5 @@
+internal import CLibSecret
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,5 +15,24 @@ enum BusEnvironment {
             if stat(socket, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK { return nil }
         }
         return .noSessionBus(detail: "DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
+    }
+
+    /// The Secret Service's bus name: `SECRET_SERVICE_BUS_NAME` when it is set to a bus name, as
+    /// libsecret reads it, so the library's own calls reach the daemon libsecret's calls reach;
+    /// otherwise org.freedesktop.secrets. Read once, as libsecret's default service is made once.
+    static let serviceName: String = configuredServiceName ?? defaultServiceName
+
+    static let defaultServiceName = "org.freedesktop.secrets"
+
+    private static let configuredServiceName: String? = {
+        guard let name = getenv("SECRET_SERVICE_BUS_NAME"), name.pointee != 0, g_dbus_is_name(name) != 0 else { return nil }
+        return String(cString: name)
+    }()
+
+    /// Why no call is made when `SECRET_SERVICE_BUS_NAME` is set to something that is no bus name
+    /// (libsecret would pass it on, and GDBus reject it with a critical).
+    static func serviceNameProblem() -> KeyringError? {
+        guard let name = getenv("SECRET_SERVICE_BUS_NAME"), name.pointee != 0, g_dbus_is_name(name) == 0 else { return nil }
+        return .invalidArgument("SECRET_SERVICE_BUS_NAME is set to \"\(String(cString: name))\", which is not a D-Bus bus name")
     }
 }

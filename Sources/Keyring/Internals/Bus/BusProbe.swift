@@ -28,7 +28,7 @@ package enum BusProbe {
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
         guard
             let path = call(
-                connection, "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service",
+                connection, BusEnvironment.serviceName, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service",
                 "OpenSession", kr_open_plain_session_tuple(), reply: "(vo)",
                 { reply -> String? in
                     guard let path = kr_open_session_path(reply) else { return nil }
@@ -36,7 +36,7 @@ package enum BusProbe {
                     return String(cString: path)
                 })
         else { return false }
-        _ = call(connection, "org.freedesktop.secrets", path, "org.freedesktop.Secret.Session", "Close", nil, reply: "()") { _ in () }
+        _ = call(connection, BusEnvironment.serviceName, path, "org.freedesktop.Secret.Session", "Close", nil, reply: "()") { _ in () }
         return true
     }
 
@@ -55,8 +55,11 @@ package enum BusProbe {
         return ProcessName.of(pid: pid)
     }
 
+    /// The Secret Service's bus name this process uses (`SECRET_SERVICE_BUS_NAME`, else org.freedesktop.secrets).
+    package static var secretServiceName: String { BusEnvironment.serviceName }
+
     private static func sessionBus() -> OpaquePointer? {
-        if BusEnvironment.problem() != nil { return nil }
+        if BusEnvironment.problem() != nil || BusEnvironment.serviceNameProblem() != nil { return nil }
         var error: UnsafeMutablePointer<GError>? = nil
         let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error)
         if let error { g_error_free(error) }

@@ -118,7 +118,7 @@ enum ServiceSignals {
     }
 
     private static let ownerChangedRule =
-        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.freedesktop.secrets'"
+        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(BusEnvironment.serviceName)'"
 
     /// The rules for one owner's signals (none for no owner).
     private static func rules(for owner: String) -> [String] {
@@ -155,7 +155,7 @@ enum ServiceSignals {
         // Asked of the bus, not libsecret's proxy, whose idea of the owner may lag a restart.
         let current = try? BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-            kr_variant_string_tuple("org.freedesktop.secrets"), reply: "(s)", timeout: call.remainingMilliseconds,
+            kr_variant_string_tuple(BusEnvironment.serviceName), reply: "(s)", timeout: call.remainingMilliseconds,
             cancellable: call.cancellable, flags: kr_call_flags_none()
         ) { reply -> String? in
             guard let name = kr_variant_tuple_string(reply) else { return nil }
@@ -192,7 +192,7 @@ enum ServiceSignals {
         let member = g_dbus_message_get_member(message).map { String(cString: $0) } ?? ""
         let path = g_dbus_message_get_path(message).map { String(cString: $0) } ?? ""
         if sender == "org.freedesktop.DBus", interface == "org.freedesktop.DBus", member == "NameOwnerChanged" {
-            guard g_dbus_message_get_arg0(message).map({ strcmp($0, "org.freedesktop.secrets") == 0 }) == true,
+            guard g_dbus_message_get_arg0(message).map({ strcmp($0, BusEnvironment.serviceName) == 0 }) == true,
                 let newOwner = kr_name_owner_changed_new_owner(message)
             else { return nil }
             defer { g_free(newOwner) }

@@ -50,7 +50,7 @@ extension ServiceCall {
     /// `provider()`, asked of the bus.
     private func recognisedProvider() -> Provider {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
-            let owner = try? nameOwner("org.freedesktop.secrets", on: connection)
+            let owner = try? nameOwner(BusEnvironment.serviceName, on: connection)
         else { return Provider(family: .unknown) }
         let own = g_dbus_connection_get_unique_name(connection).map { String(cString: $0) } ?? ""
         let key = "\(UInt(bitPattern: Int(bitPattern: connection))) \(own) \(owner)"

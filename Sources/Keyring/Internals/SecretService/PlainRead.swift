@@ -42,7 +42,7 @@ enum PlainRead {
     static func read(
         _ attributes: [String: String], withProperties: Bool, until deadline: CallDeadline
     ) throws(KeyringError) -> [Match]? {
-        if BusEnvironment.problem() != nil { return nil }
+        if BusEnvironment.problem() != nil || BusEnvironment.serviceNameProblem() != nil { return nil }
         return try Deadline.run(until: deadline) {
             cancellation throws(KeyringError) -> [Match]? in
             var error: UnsafeMutablePointer<GError>? = nil
@@ -85,7 +85,8 @@ enum PlainRead {
                 milliseconds, cancellation.pointer, calls)
             if known == nil {
                 kr_call_start(
-                    connection, service, BusCall.servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), "(vo)", milliseconds,
+                    connection, service, BusCall.servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), "(vo)",
+                    milliseconds,
                     cancellation.pointer, calls + 1)
             }
         }
@@ -172,7 +173,7 @@ enum PlainRead {
         }
     }
 
-    private static let service = "org.freedesktop.secrets"
+    private static var service: String { BusEnvironment.serviceName }
     private static let serviceInterface = "org.freedesktop.Secret.Service"
 
     /// A cancellation, a timeout or a reply of the wrong shape ends the read; any other error sends

@@ -130,7 +130,7 @@ extension ServiceCall {
             ?? g_dbus_proxy_get_name_owner(proxy).map { owner in
                 defer { g_free(owner) }
                 return String(cString: owner)
-            } ?? "org.freedesktop.secrets"
+            } ?? BusEnvironment.serviceName
         return try BusCall.call(
             connection, daemon, servicePath, serviceInterface, "GetSecrets", kr_variant_path_session_tuple(path, session),
             reply: "(a{o(oayays)})", timeout: remainingMilliseconds, cancellable: cancellable

@@ -127,7 +127,7 @@ struct ServiceCall: ~Copyable {
     private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) -> UnsafeMutablePointer<
         SecretService
     > {
-        if let problem = BusEnvironment.problem() { throw problem }
+        if let problem = BusEnvironment.problem() ?? BusEnvironment.serviceNameProblem() { throw problem }
         let service: UnsafeMutablePointer<SecretService>?
         do throws(KeyringError) {
             service = try throwingGError(.connecting) {
@@ -135,7 +135,7 @@ struct ServiceCall: ~Copyable {
             }
         } catch .keyExchangeFailed(nil, let detail) {
             // Which daemon it is decides the fix (KWallet's Qt 5 or Qt 6 QCA plugin).
-            throw .keyExchangeFailed(provider: BusProbe.processName(of: "org.freedesktop.secrets"), detail: detail)
+            throw .keyExchangeFailed(provider: BusProbe.processName(of: BusEnvironment.serviceName), detail: detail)
         }
         guard let service else { throw .noSecretService }
         if let session = secret_service_get_session_dbus_path(service),
@@ -194,7 +194,7 @@ struct ServiceCall: ~Copyable {
         guard let connection = g_dbus_proxy_get_connection(proxy) else { throw .noSessionBus(detail: "the connection was closed") }
         let current = try BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-            kr_variant_string_tuple("org.freedesktop.secrets"), reply: "(s)", timeout: remainingMilliseconds, cancellable: cancellable,
+            kr_variant_string_tuple(BusEnvironment.serviceName), reply: "(s)", timeout: remainingMilliseconds, cancellable: cancellable,
             flags: kr_call_flags_none()
         ) { reply -> String? in
             guard let owner = kr_variant_tuple_string(reply) else { return nil }
