@@ -6,6 +6,9 @@ extension SecretStore {
     /// The changes of this wrapper's item, made by any process: created, changed, deleted, its
     /// collection locked or unlocked, and the Secret Service stopping or starting.
     ///
+    /// A wrapper with an account follows that account's item; one without follows every
+    /// account's item of its identifier (and group), since any of them may be the one it reads.
+    ///
     /// ```swift
     /// for await change in try await store.changes() {
     ///     if change.kind == .changed { reload() }

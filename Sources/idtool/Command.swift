@@ -49,7 +49,7 @@ enum Command: Equatable, Sendable {
     /// `idtool item list`: the items of an identifier or an access group (at least one is given), no secrets.
     case itemList(identifier: String?, group: String?, json: Bool, timeout: Duration, unlock: UnlockPolicy = .prompt)
     /// `idtool item watch`: print one line per change of an item until interrupted.
-    case itemWatch(identifier: String, group: String?, json: Bool, timeout: Duration)
+    case itemWatch(identifier: String, group: String?, account: String? = nil, json: Bool, timeout: Duration)
 }
 
 /// Where `idtool migrate --from` finds a legacy identifier.

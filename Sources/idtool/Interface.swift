@@ -128,6 +128,9 @@ enum Interface {
             name: "DBUS_SESSION_BUS_ADDRESS",
             help: "the session bus that carries the Secret Service (else the bus socket in $XDG_RUNTIME_DIR)"),
         Variable(
+            name: "SECRET_SERVICE_BUS_NAME",
+            help: "the Secret Service's bus name, for every call libsecret's and idtool's own alike (else org.freedesktop.secrets)"),
+        Variable(
             name: "SECRET_BACKEND",
             help: "file or service: libsecret's encrypted keyring file instead of the Secret Service, or not (ignored in a sandbox)"),
         Variable(
@@ -298,7 +301,10 @@ enum Interface {
             ]),
         Command(
             topic: .itemWatch, words: ["item", "watch"], positionals: ["IDENTIFIER"],
-            options: [group, json("print one JSON object a line: {\"event\", \"path\", \"account\", \"collection\"}"), timeout, help],
+            options: [
+                group, Option(name: "--account", value: "A", help: ["only this account's item (username=A); without it, every account's"]),
+                json("print one JSON object a line: {\"event\", \"path\", \"account\", \"collection\"}"), timeout, help,
+            ],
             summary: "print one line per change of an item until interrupted",
             about: [
                 "Prints one line per change of the item, made by any process, until interrupted:",

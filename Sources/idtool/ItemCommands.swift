@@ -21,8 +21,9 @@ enum ItemCommands {
             return reset(identifier: identifier, group: group, account: account, keyring: Keyring(timeout: timeout, unlock: unlock))
         case .itemList(let identifier, let group, let json, let timeout, let unlock):
             return ItemListing.run(identifier: identifier, group: group, json: json, keyring: Keyring(timeout: timeout, unlock: unlock))
-        case .itemWatch(let identifier, let group, let json, let timeout):
-            return ItemWatch.run(identifier: identifier, group: group, json: json, keyring: Keyring(timeout: timeout, unlock: .never))
+        case .itemWatch(let identifier, let group, let account, let json, let timeout):
+            return ItemWatch.run(
+                identifier: identifier, group: group, account: account, json: json, keyring: Keyring(timeout: timeout, unlock: .never))
         default:
             Output.error("internal error: not an item command: report this as a bug")
             return ExitCode.software.rawValue

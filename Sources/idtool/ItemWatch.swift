@@ -10,10 +10,10 @@ import Glibc
 /// An interrupt is how a watch is meant to end, so it exits 0 (a script's `timeout` or `kill` is not
 /// a failure); the subscription is cancelled first. A failed first look exits as other item commands do.
 enum ItemWatch {
-    static func run(identifier: String, group: String?, json: Bool, keyring: Keyring) -> Int32 {
+    static func run(identifier: String, group: String?, account: String? = nil, json: Bool, keyring: Keyring) -> Int32 {
         let store: SecretStore
         do throws(KeyringError) {
-            store = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring)
+            store = try SecretStore(identifier: identifier, account: account, accessGroup: group, keyring: keyring)
         } catch {
             return Output.fail(error)
         }

@@ -59,9 +59,10 @@ extension CommandLineParser {
         case .itemList(let identifier, let group, _, _, _):
             try check(identifier, "the identifier", .itemList, .dataError)
             try check(group, "--group", .itemList, .dataError)
-        case .itemWatch(let identifier, let group, _, _):
+        case .itemWatch(let identifier, let group, let account, _, _):
             try check(identifier, "the identifier", .itemWatch, .dataError)
             try check(group, "--group", .itemWatch, .dataError)
+            try check(account, "--account", .itemWatch, .dataError)
         case .help, .version, .generate, .derive, .doctor, .lock, .unlock:
             return
         }

@@ -139,7 +139,7 @@ enum CommandLineParser {
         case .itemReset:
             return .itemReset(identifier: identifier, group: group, account: account, timeout: try scan.timeout(), unlock: scan.unlock)
         case .itemWatch:
-            return .itemWatch(identifier: identifier, group: group, json: scan.has("--json"), timeout: try scan.timeout())
+            return .itemWatch(identifier: identifier, group: group, account: account, json: scan.has("--json"), timeout: try scan.timeout())
         default:
             throw UsageError(
                 message: "internal error: \(command.name) has no parser: report this as a bug", topic: .overview, status: .software)

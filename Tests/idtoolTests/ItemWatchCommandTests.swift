@@ -8,7 +8,7 @@ import Testing
 /// against the real providers in KeyringTests and FileBackendTests).
 @Suite("idtool item watch")
 struct ItemWatchCommandTests {
-    @Test("item watch parses IDENTIFIER, --group, --json and --timeout, and takes no --key")
+    @Test("item watch parses IDENTIFIER, --group, --account, --json and --timeout, and takes no --key")
     func parses() throws {
         #expect(
             try CommandLineParser.parse(["item", "watch", "id"], environment: [:])
@@ -16,6 +16,10 @@ struct ItemWatchCommandTests {
         #expect(
             try CommandLineParser.parse(["item", "watch", "--json", "id", "--group=g", "--timeout", "3"], environment: [:])
                 == .itemWatch(identifier: "id", group: "g", json: true, timeout: .seconds(3)))
+        #expect(
+            try CommandLineParser.parse(["item", "watch", "id", "--account", "alice"], environment: [:])
+                == .itemWatch(identifier: "id", group: nil, account: "alice", json: false, timeout: .seconds(10)))
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["item", "watch", "id", "--account", ""], environment: [:]) }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["item", "watch", "id", "--key", "label"], environment: [:]) }
         #expect(throws: UsageError.self) { try CommandLineParser.parse(["item", "watch"], environment: [:]) }
     }
