@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "KeyringContractTests", dependencies: ["Keyring", "KeyringTesting", "DeviceIdentity", "TestSupport"]),
         // The identifier rule over every order of events, in process: the memory keyring and
         // real state directories, no daemon.
-        .testTarget(name: "EventOrderTests", dependencies: ["DeviceIdentity", "Keyring", "KeyringTesting"]),
+        .testTarget(name: "EventOrderTests", dependencies: ["DeviceIdentity", "Keyring", "KeyringTesting", "TestSupport"]),
         // keyring-sandbox, run as a built binary against the real gnome-keyring it starts.
         .testTarget(name: "KeyringSandboxTests", dependencies: ["TestSupport"]),
     ],

@@ -10,6 +10,7 @@
 import Foundation
 import Keyring
 import KeyringTesting
+import TestSupport
 import Testing
 
 @testable import DeviceIdentity
@@ -442,7 +443,7 @@ final class EventOrderCheck {
     }
 }
 
-@Suite("The identifier rule over every order of events (memory keyring, real state directories)")
+@Suite("The identifier rule over every order of events (memory keyring, real state directories)", .needs(.providerFree))
 struct EventOrderTests {
     /// How long the sequences are: every order of up to this many events is checked.
     static let depth = Int(ProcessInfo.processInfo.environment["EVENT_ORDER_DEPTH"] ?? "") ?? 4

@@ -12,7 +12,7 @@ import Glibc
 /// takes: afterwards every other item is there byte for byte, and the changed item is either as
 /// it was or as the change left it, never lost. The steps are counted by the library's test hook
 /// `KEYRING_TEST_KILL_AFTER_STEP` (the `.before-change` copy saved, the keyring file written).
-@Suite("file backend: a change killed at any step loses nothing", .serialized)
+@Suite("file backend: a change killed at any step loses nothing", .serialized, .needs(.providerFree))
 struct FileAtomicChangeTests {
     /// One item as secret-tool prints it.
     struct Item: Equatable, CustomStringConvertible {

@@ -8,7 +8,7 @@ import Glibc
 
 /// idtool and secret-tool as separate processes on one file keyring, with SECRET_BACKEND=file and
 /// no session bus at all: the automatic backend choice, interop, concurrency and the identifier.
-@Suite("file backend: idtool and secret-tool, no bus")
+@Suite("file backend: idtool and secret-tool, no bus", .needs(.providerFree))
 struct FileBackendProcessTests {
     @Test("idtool item set/get works with SECRET_BACKEND=file and no bus (the automatic choice)")
     func itemRoundTrip() throws {
@@ -198,8 +198,9 @@ struct FileBackendProcessTests {
             let first = try sandbox.idtool(["get", "--app", app])
             try #require(first.status == 0, "\(first.stderr)")
             let twin = UUID().uuidString.lowercased()
-            let store = try sandbox.secretTool(["store", "--label=twin", "identity-scope", "app", "identity-name", app, "twin", "1"],
-                                               stdin: Data(twin.utf8))
+            let store = try sandbox.secretTool(
+                ["store", "--label=twin", "identity-scope", "app", "identity-name", app, "twin", "1"],
+                stdin: Data(twin.utf8))
             try #require(store.status == 0, "\(store.stderr)")
             // Only a twin made in the identifier's second tests the tie.
             let show = try sandbox.idtool(["show", "--app", app, "--json"])
@@ -208,8 +209,9 @@ struct FileBackendProcessTests {
             let created = items.text.split(separator: "\n").filter { $0.hasPrefix("created = ") }.map { String($0.dropFirst(10)) }
             guard created.count == 2, created[0] == created[1] else { continue }
             checked += 1
-            #expect(object["identifier"] as? String == first.text.trimmingCharacters(in: .whitespacesAndNewlines),
-                    "ours stays: \(object)")
+            #expect(
+                object["identifier"] as? String == first.text.trimmingCharacters(in: .whitespacesAndNewlines),
+                "ours stays: \(object)")
             let again = try sandbox.idtool(["get", "--app", app])
             #expect(again.text == first.text, "\(again.stderr)")
         }

@@ -9,7 +9,7 @@ import Glibc
 
 /// Change notifications on libsecret's file backend: inotify on the keyring file's directory, the
 /// items compared with the last read. Another process (secret-tool, on the same file) makes the changes.
-@Suite("file backend: change notifications", .serialized)
+@Suite("file backend: change notifications", .serialized, .needs(.providerFree))
 struct FileChangeNotificationTests {
     let keyring = Keyring(backend: .file, timeout: .seconds(20))
 

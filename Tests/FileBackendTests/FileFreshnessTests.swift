@@ -11,7 +11,7 @@ import Glibc
 /// between calls) while other processes write the file: secret-tool, libsecret's own client, and
 /// `cp`/`touch` rewriting it in place. Every write must show on the reader's next call. Serialized:
 /// the keyring file is named by process-wide environment variables.
-@Suite("file backend: a warm reader sees every write of another process", .serialized)
+@Suite("file backend: a warm reader sees every write of another process", .serialized, .needs(.providerFree))
 struct FileFreshnessTests {
     let keyring = Keyring(backend: .file, timeout: .seconds(20))
 

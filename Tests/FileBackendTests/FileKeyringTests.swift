@@ -9,7 +9,7 @@ import Glibc
 
 /// `Keyring(backend: .file)` and `SecretStore` in this process, against libsecret's real file
 /// backend. Serialized: the keyring file is named by process-wide environment variables.
-@Suite("file backend: Keyring and SecretStore in process", .serialized)
+@Suite("file backend: Keyring and SecretStore in process", .serialized, .needs(.providerFree))
 struct FileKeyringTests {
     let keyring = Keyring(backend: .file, timeout: .seconds(20))
 

@@ -11,7 +11,7 @@ import Glibc
 /// xdg-desktop-portal does. The sandbox is marked with `SNAP_NAME`, which libsecret 0.20 treats like
 /// `/.flatpak-info` (that file cannot be created here without changing the machine for everyone).
 /// Needs the private session bus of scripts/with-keyring.
-@Suite("file backend: the key from a Secret portal stand-in", .serialized)
+@Suite("file backend: the key from a Secret portal stand-in", .serialized, .needs(.providerFree))
 struct FilePortalTests {
     static let standIn = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("portal-standin.py").path
 

@@ -12,7 +12,7 @@ import Glibc
 /// consumer) in a bubblewrap sandbox that carries a `/.flatpak-info` naming an app ID and reaches
 /// the bus only through a filtering xdg-dbus-proxy, as Flatpak sets one up (scripts/with-portal).
 /// Needs scripts/with-keyring with gnome-keyring; skips, saying why, where a piece cannot run.
-@Suite("file backend: the real Secret portal (xdg-desktop-portal, gnome-keyring, bubblewrap)", .serialized)
+@Suite("file backend: the real Secret portal (xdg-desktop-portal, gnome-keyring, bubblewrap)", .serialized, .needs(.providerFree))
 struct FileRealPortalTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let harness = root.appendingPathComponent("scripts/with-portal").path
@@ -82,7 +82,9 @@ struct FileRealPortalTests {
         let app = Self.appID("One")
         let item = uniqueID("portal")
         let doctor = try portal.idtool(app, ["doctor"])
-        #expect(doctor.text.contains("ok keyring backend: file (libsecret's file backend), chosen in a sandbox"), "\(doctor.text)\(doctor.stderr)")
+        #expect(
+            doctor.text.contains("ok keyring backend: file (libsecret's file backend), chosen in a sandbox"),
+            "\(doctor.text)\(doctor.stderr)")
         let set = try portal.idtool(app, ["item", "set", item], stdin: Data("via the real portal".utf8))
         #expect(set.status == 0, "\(set.stderr)")
         let first = try portal.idtool(app, ["get", "--app", "com.example.editor"])
@@ -102,7 +104,9 @@ struct FileRealPortalTests {
         let secrets = try Self.portalSecret(of: app)
         #expect(secrets.count == 1, "\(secrets.map(\.item))")
         #expect(secrets.first?.secret.count == 64)
-        #expect(secrets.first?.item.objectPath.hasPrefix("/org/freedesktop/secrets/collection/login/") == true, "\(secrets.map(\.item.objectPath))")
+        #expect(
+            secrets.first?.item.objectPath.hasPrefix("/org/freedesktop/secrets/collection/login/") == true,
+            "\(secrets.map(\.item.objectPath))")
         #expect(try Keyring(backend: .secretService).search(["service": item]).isEmpty)
         // The sandbox's bus is the proxy's: the Secret Service is not there, the portal is.
         let secretsName = try portal.run(
@@ -111,7 +115,10 @@ struct FileRealPortalTests {
         #expect(secretsName.status != 0 && secretsName.stderr.contains("ServiceUnknown"), "\(secretsName.stderr)")
         let portalName = try portal.run(
             app, "/usr/bin/dbus-send",
-            ["--session", "--print-reply", "--dest=org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.DBus.Peer.Ping"])
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                "org.freedesktop.DBus.Peer.Ping",
+            ])
         #expect(portalName.status == 0, "\(portalName.stderr)")
     }
 
@@ -139,8 +146,9 @@ struct FileRealPortalTests {
         // Its identifier: its own, from its backup file, said so; never the first app's, never a new one.
         let identifier = try portal.idtool(second, ["get", "--app", "com.example.editor"])
         #expect(identifier.status == 0 && identifier.text == theirs.text, "\(identifier.status): \(identifier.stderr)")
-        #expect(identifier.stderr.contains("served from the backup file") && identifier.stderr.contains("does not open with this key"),
-                "\(identifier.stderr)")
+        #expect(
+            identifier.stderr.contains("served from the backup file") && identifier.stderr.contains("does not open with this key"),
+            "\(identifier.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == copied, "the refused file was changed")
     }
 
@@ -160,12 +168,14 @@ struct FileRealPortalTests {
         let lost = try portal.idtool(app, ["item", "get", item])
         #expect(lost.status == 65 && lost.text.isEmpty, "\(lost.status): \(lost.text) \(lost.stderr)")
         let identifier = try portal.idtool(app, ["get", "--app", "com.example.editor"])
-        #expect(identifier.status == 0 && identifier.text == first.text && identifier.stderr.contains("served from the backup file"),
-                "\(identifier.status): \(identifier.stderr)")
+        #expect(
+            identifier.status == 0 && identifier.text == first.text && identifier.stderr.contains("served from the backup file"),
+            "\(identifier.status): \(identifier.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before, "the refused file was changed")
         // The original secret back in the login collection (the fresh one removed): all reads as before.
         for fresh in try Self.portalSecret(of: app) { try Keyring(backend: .secretService).delete(item: fresh.item) }
-        try Keyring(backend: .secretService).store(original.secret, attributes: ["app_id": app], label: "", contentType: "application/octet-stream")
+        try Keyring(backend: .secretService).store(
+            original.secret, attributes: ["app_id": app], label: "", contentType: "application/octet-stream")
         let back = try portal.idtool(app, ["item", "get", item])
         #expect(back.status == 0 && back.text == "kept", "\(back.stderr)")
         let same = try portal.idtool(app, ["get", "--app", "com.example.editor"])

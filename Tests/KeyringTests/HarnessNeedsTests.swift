@@ -38,6 +38,21 @@ struct HarnessNeedsTests {
         #expect(try await ConditionTrait.needs(.secondDatabase, .locking, in: keepassxc).evaluate())
         #expect(try await !ConditionTrait.needs(.secondDatabase, .mockPrompter, in: keepassxc).evaluate())
         #expect(keepassxc.missing([.secondDatabase, .mockPrompter, .fileBackend]) == [.mockPrompter, .fileBackend])
-        #expect(Self.configuration(["SECRET_BACKEND": "file"]).capabilities == [.fileBackend])
+        #expect(Self.configuration(["SECRET_BACKEND": "file"]).capabilities == [.fileBackend, .providerFree])
+    }
+
+    @Test("suites that test no provider run on gnome-keyring, the file backend and with no harness, not beside KWallet or KeePassXC")
+    func providerFreeNeed() async throws {
+        let cases: [(TestConfiguration, Bool)] = [
+            (Self.configuration(), true),
+            (Self.configuration(["KEYRING_PROVIDER": "gnome-keyring", "KEYRING_LIVED_IN": "1"]), true),
+            (Self.configuration(["SECRET_BACKEND": "file"]), true),
+            (Self.configuration(harness: false), true),
+            (Self.configuration(["KEYRING_PROVIDER": "kwallet"]), false),
+            (Self.configuration(["KEYRING_PROVIDER": "keepassxc", "KEYRING_LIVED_IN": "1"]), false),
+        ]
+        for (configuration, runs) in cases {
+            #expect(try await ConditionTrait.needs(.providerFree, in: configuration).evaluate() == runs, "\(configuration)")
+        }
     }
 }
