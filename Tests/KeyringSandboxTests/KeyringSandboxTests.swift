@@ -448,6 +448,17 @@ enum Sandbox {
 
     /// Starts `sleep` under the sandbox, waits until it runs, sends `signal` to `target`, and
     /// checks the exit status and that nothing of the run is left.
+    /// Waits (up to 60 s, for readiness: nothing is timed) until `pid` runs `program` (its comm).
+    static func waitForExec(of pid: pid_t, into program: String) -> Bool {
+        for _ in 0..<1200 {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            if comm == program { return true }
+            if comm == nil { return false }
+            usleep(50_000)
+        }
+        return false
+    }
+
     static func killDuringRun(
         target: Target, provider: String = "gnome-keyring", daemon: String = "gnome-keyring-d",
         signal: Int32 = SIGTERM, sourceLocation: SourceLocation = #_sourceLocation
@@ -477,6 +488,9 @@ enum Sandbox {
             return
         }
         let root = fields[1]
+        // The script writes `ready` before it execs sleep: under load the sample below once came
+        // between the two and saw sh ("running: sh, dbus-daemon, gnome-keyring-d").
+        #expect(waitForExec(of: commandPID, into: "sleep"), "the command never became sleep", sourceLocation: sourceLocation)
         let running = processes(carrying: root)
         #expect(
             Set(running.values).isSuperset(of: ["dbus-daemon", daemon, "sleep"]), "running: \(running)", sourceLocation: sourceLocation)
