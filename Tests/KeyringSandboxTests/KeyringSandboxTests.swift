@@ -451,7 +451,9 @@ enum Sandbox {
     /// Waits (up to 60 s, for readiness: nothing is timed) until `pid` runs `program` (its comm).
     static func waitForExec(of pid: pid_t, into program: String) -> Bool {
         for _ in 0..<1200 {
-            let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Unreadable: the process is gone (nil), which is no exec.
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
             if comm == program { return true }
             if comm == nil { return false }
             usleep(50_000)

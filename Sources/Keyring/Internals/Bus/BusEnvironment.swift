@@ -20,19 +20,20 @@ enum BusEnvironment {
     /// The Secret Service's bus name: `SECRET_SERVICE_BUS_NAME` when it is set to a bus name, as
     /// libsecret reads it, so the library's own calls reach the daemon libsecret's calls reach;
     /// otherwise org.freedesktop.secrets. Read once, as libsecret's default service is made once.
-    static let serviceName: String = configuredServiceName ?? defaultServiceName
+    static let serviceName: String = configuredServiceName.flatMap { g_dbus_is_name($0) != 0 ? $0 : nil } ?? defaultServiceName
 
     static let defaultServiceName = "org.freedesktop.secrets"
 
-    private static let configuredServiceName: String? = {
-        guard let name = getenv("SECRET_SERVICE_BUS_NAME"), name.pointee != 0, g_dbus_is_name(name) != 0 else { return nil }
-        return String(cString: name)
-    }()
+    /// `SECRET_SERVICE_BUS_NAME` as the process started with it (unset or empty: nil).
+    private static let configuredServiceName: String? = getenv("SECRET_SERVICE_BUS_NAME").flatMap {
+        $0.pointee != 0 ? String(cString: $0) : nil
+    }
 
     /// Why no call is made when `SECRET_SERVICE_BUS_NAME` is set to something that is no bus name
-    /// (libsecret would pass it on, and GDBus reject it with a critical).
-    static func serviceNameProblem() -> KeyringError? {
-        guard let name = getenv("SECRET_SERVICE_BUS_NAME"), name.pointee != 0, g_dbus_is_name(name) == 0 else { return nil }
-        return .invalidArgument("SECRET_SERVICE_BUS_NAME is set to \"\(String(cString: name))\", which is not a D-Bus bus name")
+    /// (libsecret would pass it on, and GDBus reject it with a critical). Decided once, with the name.
+    static func serviceNameProblem() -> KeyringError? { invalidServiceName }
+
+    private static let invalidServiceName: KeyringError? = configuredServiceName.flatMap { name in
+        g_dbus_is_name(name) != 0 ? nil : .invalidArgument("SECRET_SERVICE_BUS_NAME is set to \"\(name)\", which is not a D-Bus bus name")
     }
 }
