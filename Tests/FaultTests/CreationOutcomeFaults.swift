@@ -88,34 +88,19 @@ final class InsertPause {
 /// xdg-dbus-proxy in front of the session bus, as a Flatpak without `--own` sees it: the
 /// Secret Service and KWallet are reachable, RequestName of a creation lock is refused.
 final class RefusingProxy {
-    private let child: Child
+    private let proxy: FilteringBusProxy
     let environment: [String: String]
 
     init(_ box: Sandbox) throws {
-        let socket = box.runtimeDir + "/proxy-bus"
-        let address = try #require(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"])
-        let talk = ["org.freedesktop.secrets", "org.kde.kwalletd5", "org.kde.kwalletd6"].map { "--talk=\($0)" }
-        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-dbus-proxy"), "xdg-dbus-proxy is missing: run scripts/bootstrap")
-        child = try Child("/usr/bin/xdg-dbus-proxy", ([address, socket, "--filter"] + talk).map { Array($0.utf8) },
-                          environment: ProcessInfo.processInfo.environment)
-        var waited = 0
-        while access(socket, F_OK) != 0 && waited < 500 {
-            usleep(10_000)
-            waited += 1
-        }
+        proxy = try FilteringBusProxy(talk: ["org.freedesktop.secrets", "org.kde.kwalletd5", "org.kde.kwalletd6"])
         var proxied = box.keyringEnvironment
-        proxied["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + socket
+        proxied["DBUS_SESSION_BUS_ADDRESS"] = proxy.address
         environment = proxied
         // The precondition: through the proxy, RequestName of a creation lock is refused.
         let request = try Fault.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
                                                         "org.freedesktop.DBus.RequestName", "string:io.keyringidentity.Create.hseam", "uint32:4"],
                                     environment: proxied)
         try #require(request.status != 0, "the proxy refuses the name: \(request.summary)")
-    }
-
-    deinit {
-        kill(child.pid, SIGTERM)
-        _ = try? child.wait()
     }
 }
 
@@ -264,28 +249,8 @@ struct CreationOutcomeFaults {
           .enabled(if: !TestProvider.isKeePassXC, "KeePassXC's random item paths cannot order two items made in one second"))
     func refusedBusNameConverges() throws {
         let proxyBox = try Sandbox()
-        let socket = proxyBox.runtimeDir + "/proxy-bus"
-        let address = try #require(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"])
-        let talk = ["org.freedesktop.secrets", "org.kde.kwalletd5", "org.kde.kwalletd6"].map { "--talk=\($0)" }
-        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-dbus-proxy"), "xdg-dbus-proxy is missing: run scripts/bootstrap")
-        let proxy = try Child("/usr/bin/xdg-dbus-proxy", ([address, socket, "--filter"] + talk).map { Array($0.utf8) },
-                              environment: ProcessInfo.processInfo.environment)
-        defer {
-            kill(proxy.pid, SIGTERM)
-            _ = try? proxy.wait()
-        }
-        var waited = 0
-        while access(socket, F_OK) != 0 && waited < 500 {
-            usleep(10_000)
-            waited += 1
-        }
-        var proxied = proxyBox.keyringEnvironment
-        proxied["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + socket
-        // The precondition: through the proxy, RequestName of a creation lock is refused.
-        let request = try Fault.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                                        "org.freedesktop.DBus.RequestName", "string:io.keyringidentity.Create.hseam", "uint32:4"],
-                                    environment: proxied)
-        try #require(request.status != 0, "the proxy refuses the name: \(request.summary)")
+        let refusing = try RefusingProxy(proxyBox)
+        let proxied = refusing.environment
 
         // First while the host's first run waits on the bus lock (another creator holds it): the
         // proxied one, refused the name, creates at once, and the host adopts its value.

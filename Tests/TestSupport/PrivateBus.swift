@@ -55,6 +55,49 @@ public final class BusWithoutSecretService {
     }
 }
 
+/// The session bus as a sandboxed app sees it: xdg-dbus-proxy --filter in front of this process's
+/// bus, letting it talk to `talk` alone (a Flatpak's `--talk-name`), which hides every other name
+/// and refuses RequestName. Stopped when this is released.
+public final class FilteringBusProxy {
+    /// The proxy's address, for DBUS_SESSION_BUS_ADDRESS.
+    public let address: String
+    private let proxy: ChildProcess
+    private let directory: URL
+
+    /// Starts the proxy and waits for its socket.
+    /// - Throws: `ChildProcessError`, or `StartFailure` when xdg-dbus-proxy is missing or made no socket.
+    public init(talk: [String] = ["org.freedesktop.secrets"]) throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let bus = environment["DBUS_SESSION_BUS_ADDRESS"], !bus.isEmpty else {
+            throw BusWithoutSecretService.StartFailure(detail: "no session bus to put the proxy in front of")
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-dbus-proxy") else {
+            throw BusWithoutSecretService.StartFailure(detail: "xdg-dbus-proxy is missing: run scripts/bootstrap")
+        }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("bus").path
+        proxy = try ChildProcess(
+            "/usr/bin/xdg-dbus-proxy", ([bus, socket, "--filter"] + talk.map { "--talk=\($0)" }).map { Array($0.utf8) },
+            environment: environment)
+        address = "unix:path=" + socket
+        // The socket exists once the proxy listens; a proxy that exited made none.
+        for _ in 0..<3000 where access(socket, F_OK) != 0 {
+            if waitpid(proxy.pid, nil, WNOHANG) == proxy.pid {
+                throw BusWithoutSecretService.StartFailure(detail: "xdg-dbus-proxy exited before it listened")
+            }
+            usleep(10_000)
+        }
+        guard access(socket, F_OK) == 0 else { throw BusWithoutSecretService.StartFailure(detail: "xdg-dbus-proxy made no socket in 30 s") }
+    }
+
+    deinit {
+        kill(proxy.pid, SIGTERM)
+        _ = try? proxy.wait()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
 extension ChildResult {
     /// stdout as text.
     public var text: String { String(decoding: stdout, as: UTF8.self) }

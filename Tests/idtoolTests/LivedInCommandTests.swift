@@ -35,6 +35,26 @@ struct LivedInCommandTests {
         }
     }
 
+    // A Flatpak with --talk-name=org.freedesktop.secrets reaches the bus through xdg-dbus-proxy,
+    // which hides every other name: the daemon could not be recognised by the names it owns, so it
+    // counted as one that hides locked items, and every new app there exited 75.
+    @Test("behind a Flatpak's bus proxy (org.freedesktop.secrets alone) a new app gets one identifier while an old keyring stays locked")
+    func newAppBehindBusProxy() throws {
+        try requireTestKeyring()
+        let proxy = try FilteringBusProxy()
+        var sandboxed = Idtool.baseEnvironment
+        sandboxed["DBUS_SESSION_BUS_ADDRESS"] = proxy.address
+        let app = "test.idtool.lived-in.proxy.\(UUID().uuidString.lowercased())"
+        let first = try Idtool.run(["get", "--app", app, "--no-prompt"], environment: sandboxed)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdoutText.count == 37, "one UUID line: \(first.stdoutText)")
+        #expect(try Idtool.run(["get", "--app", app]).stdoutText == first.stdoutText, "the host reads the same identifier")
+        let absent = try Idtool.run(["item", "get", Idtool.uniqueIdentifier(), "--no-prompt"], environment: sandboxed)
+        #expect(absent.status == 1, "\(absent.stderr)")
+        absent.expectOneLineError(containing: "no such item")
+        #expect(try Idtool.run(["reset", "--app", app]).status == 0)
+    }
+
     @Test("doctor lists every keyring with its lock state and passes")
     func doctorListsKeyrings() throws {
         try requireTestKeyring()
@@ -66,6 +86,18 @@ struct LivedInKeePassXCCommandTests {
         let item = try Idtool.run(["item", "get", Idtool.uniqueIdentifier(), "--no-prompt"])
         #expect(item.status == 75, "\(item.stderr)")
         item.expectOneLineError(containing: #"(locked: "old")"#)
+    }
+
+    @Test("behind a Flatpak's bus proxy (org.freedesktop.secrets alone) a new app is locked (75) too, naming the database")
+    func newAppBehindBusProxyIsLocked() throws {
+        try requireTestKeyring()
+        let proxy = try FilteringBusProxy()
+        var sandboxed = Idtool.baseEnvironment
+        sandboxed["DBUS_SESSION_BUS_ADDRESS"] = proxy.address
+        let get = try Idtool.run(["get", "--app", "test.idtool.lived-in.proxy.\(UUID().uuidString.lowercased())", "--no-prompt"], environment: sandboxed)
+        #expect(get.status == 75, "\(get.stderr)")
+        #expect(get.stdoutText.isEmpty)
+        get.expectOneLineError(containing: #"(locked: "old")"#)
     }
 
     @Test("doctor lists the three databases, the active one as the default")

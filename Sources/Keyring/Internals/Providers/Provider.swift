@@ -1,7 +1,9 @@
 internal import CLibSecret
 
-/// The daemon that owns the Secret Service, recognised from the well-known names its connection
-/// owns on the bus (never from `/proc`, which a sandbox's PID namespace hides), once per owner.
+/// The daemon that owns the Secret Service, recognised once per owner from what the bus says
+/// (never from `/proc`, which a sandbox's PID namespace hides): the well-known names its connection
+/// owns, or, where a sandbox's bus proxy hides those names (a Flatpak talks to
+/// `org.freedesktop.secrets` alone), the objects the daemon itself shows.
 /// Code asks its capabilities, never its name; a daemon nobody knows gets the strict answer.
 struct Provider: Equatable {
     enum Family: Equatable {
@@ -26,6 +28,13 @@ struct Provider: Equatable {
         ("org.kde.kwalletd5", .kwallet), ("org.kde.kwalletd6", .kwallet), ("org.kde.ksecretd", .kwallet),
         ("org.keepassxc.KeePassXC.MainWindow", .keePassXC),
     ]
+
+    /// The interface only gnome-keyring's service object implements.
+    static let gnomeKeyringInterface = "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface"
+
+    /// The family whose daemon exports these child nodes of its connection's root object:
+    /// KeePassXC's `/keepassxc`, kwalletd's `/modules` (its `kwalletd5` or `kwalletd6` module).
+    static let rootNodes: [(node: String, family: Family)] = [("keepassxc", .keePassXC), ("modules", .kwallet)]
 
     /// The last owner recognised: its unique name (never reused on one bus), with this process's
     /// connection and its own unique name on that bus, since a new bus numbers names from `:1.0` again.
@@ -69,9 +78,41 @@ extension ServiceCall {
                 break
             }
         }
+        // No marker is this daemon's, or a bus proxy hides them: then the daemon's own objects
+        // tell (two Introspect calls at most, once per owner).
+        if family == .unknown {
+            do throws(KeyringError) {
+                family = try familyFromObjects(of: owner, on: connection)
+            } catch {
+                return Provider(family: .unknown)
+            }
+        }
         let provider = Provider(family: family)
         Provider.known.withLock { $0 = (key, provider) }
         return provider
+    }
+
+    /// The family the objects of the daemon `owner` show: gnome-keyring's own interface on its
+    /// service object, or the nodes beside `/org` that KeePassXC and kwalletd export.
+    private func familyFromObjects(of owner: String, on connection: OpaquePointer) throws(KeyringError) -> Provider.Family {
+        if try introspect(BusCall.servicePath, of: owner, on: connection).contains("interface name=\"\(Provider.gnomeKeyringInterface)\"") {
+            return .gnomeKeyring
+        }
+        let root = try introspect("/", of: owner, on: connection)
+        return Provider.rootNodes.first { root.contains("node name=\"\($0.node)\"") }?.family ?? .unknown
+    }
+
+    /// The introspection XML of the object at `path` of `owner`; empty when it has no such object.
+    private func introspect(_ path: String, of owner: String, on connection: OpaquePointer) throws(KeyringError) -> String {
+        try BusCall.call(
+            connection, owner, path, "org.freedesktop.DBus.Introspectable", "Introspect", nil, reply: "(s)",
+            timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
+            orOnError: { error -> String? in BusCall.isNoSuchObject(error) ? "" : nil },
+            parse: { reply -> String? in
+                guard let xml = kr_variant_tuple_string(reply) else { return nil }
+                defer { g_free(xml) }
+                return String(cString: xml)
+            })
     }
 
     /// The unique name that owns `name` on the bus now; nil when nobody does.
