@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("keyring-sandbox", .serialized)
+@Suite("keyring-sandbox", .serialized, .needs(.providerFree))
 struct KeyringSandboxTests {
     @Test("a secret stored inside is read back inside and never reaches the outer keyring")
     func storeInsideStaysInside() throws {
