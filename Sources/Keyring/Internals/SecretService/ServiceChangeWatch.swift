@@ -188,7 +188,9 @@ final class ServiceChangeWatch: @unchecked Sendable {
     /// owns the name before it unlocks its keyring and sends no signal for that unlock, so a look
     /// made at once may see it locked and miss the change; a look that failed (the daemon still
     /// loading) is tried again too. Each look reports only what differs from what this watch saw.
-    static let lookDelaysAfterStart: [Double] = [0.25, 1, 3]
+    /// On a loaded machine the unlock came more than 3 s after the name (CI, under the sanitizers),
+    /// so the looks go on, further apart, for half a minute.
+    static let lookDelaysAfterStart: [Double] = [0.25, 1, 3, 6, 12, 24]
 
     /// Counts daemons this watch has seen take the name, so a later look is skipped once another took it.
     private var owner = 0
