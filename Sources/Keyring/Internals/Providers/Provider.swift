@@ -33,8 +33,9 @@ struct Provider: Equatable {
     static let gnomeKeyringInterface = "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface"
 
     /// The family whose daemon exports these child nodes of its connection's root object:
-    /// KeePassXC's `/keepassxc`, kwalletd's `/modules` (its `kwalletd5` or `kwalletd6` module).
-    static let rootNodes: [(node: String, family: Family)] = [("keepassxc", .keePassXC), ("modules", .kwallet)]
+    /// KeePassXC's `/keepassxc`, kwalletd's `/modules` (its `kwalletd5` or `kwalletd6` module),
+    /// ksecretd's `/ksecretd` (KDE Frameworks 6.14 and later).
+    static let rootNodes: [(node: String, family: Family)] = [("keepassxc", .keePassXC), ("modules", .kwallet), ("ksecretd", .kwallet)]
 
     /// The last owner recognised: its unique name (never reused on one bus), with this process's
     /// connection and its own unique name on that bus, since a new bus numbers names from `:1.0` again.
