@@ -6,8 +6,12 @@ package enum BusProbe {
     /// True when `name` has an owner on the session bus, or the bus can activate it.
     /// - Parameter name: a well-known bus name, e.g. `org.kde.kwalletd5`.
     /// - Returns: false too when the bus cannot be reached.
-    package static func isAvailable(_ name: String) -> Bool {
-        guard let connection = sessionBus() else { return false }
+    package static func isAvailable(_ name: String) -> Bool { availability(name) == true }
+
+    /// Whether `name` has an owner on the session bus or the bus can activate it; nil when the bus
+    /// does not answer, so that a caller can tell "nobody serves it" from "the bus is gone".
+    package static func availability(_ name: String) -> Bool? {
+        guard let connection = sessionBus() else { return nil }
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
         for method in ["ListNames", "ListActivatableNames"] {
             let listed = call(
@@ -15,7 +19,8 @@ package enum BusProbe {
             ) {
                 kr_variant_tuple_strings_contains($0, name) != 0
             }
-            if listed == true { return true }
+            guard let listed else { return nil }
+            if listed { return true }
         }
         return false
     }
