@@ -134,19 +134,8 @@ struct ServiceCall: ~Copyable {
         if BusProbe.availability(BusEnvironment.serviceName) == false { throw .noSecretService }
         let service: UnsafeMutablePointer<SecretService>?
         do throws(KeyringError) {
-            // The service first, then its session: libsecret 0.21.8 (Debian 14) unrefs a non-object
-            // when OpenSession fails inside secret_service_get_sync (a GLib critical, fatal under
-            // G_DEBUG=fatal-criticals); a session opened on the service it returned fails cleanly.
             service = try throwingGError(.connecting) {
-                secret_service_get_sync(SECRET_SERVICE_NONE, cancellable, $0)
-            }
-            if let opened = service {
-                do throws(KeyringError) {
-                    _ = try throwingGError(.connecting) { secret_service_ensure_session_sync(opened, cancellable, $0) }
-                } catch {
-                    g_object_unref(opened)
-                    throw error
-                }
+                secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, $0)
             }
         } catch .keyExchangeFailed(nil, let detail) {
             // Which daemon it is decides the fix (KWallet's Qt 5 or Qt 6 QCA plugin).
