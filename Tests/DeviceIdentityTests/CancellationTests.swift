@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Resolver cancellation against a hung keyring", .serialized)
+@Suite("Resolver cancellation against a hung keyring", .serialized, .needs(.secretService))
 struct CancellationTests {
     @Test("cancelling the task of an async resolve on a hung daemon throws cancelled, and nothing is generated")
     func cancelledResolveGeneratesNothing() async throws {

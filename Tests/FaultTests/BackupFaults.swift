@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Faults: backup file", .serialized)
+@Suite("Faults: backup file", .serialized, .needs(.secretService))
 struct BackupFaults {
     init() throws { try Fault.requireTestKeyring() }
 

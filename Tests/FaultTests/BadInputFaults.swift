@@ -83,7 +83,7 @@ struct BadInputFaults {
         })
     }
 
-    @Test("non-UTF-8 bytes in an item identifier or --group are rejected, never silently replaced: no item is created")
+    @Test("non-UTF-8 bytes in an item identifier or --group are rejected, never silently replaced: no item is created", .needs(.secretService))
     func nonUTF8ItemIdentifier() throws {
         let box = try Sandbox()
         let row = FaultTable["input.non-utf8-item-identifier"]

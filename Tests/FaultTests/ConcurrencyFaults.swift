@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Faults: concurrency", .serialized)
+@Suite("Faults: concurrency", .serialized, .needs(.secretService))
 struct ConcurrencyFaults {
     init() throws { try Fault.requireTestKeyring() }
 

@@ -104,7 +104,7 @@ final class RefusingProxy {
     }
 }
 
-@Suite("Creation outcomes through the decision, one order (issue 20)", .serialized)
+@Suite("Creation outcomes through the decision, one order (issue 20)", .serialized, .needs(.secretService))
 struct CreationOutcomeFaults {
     init() throws { try Fault.requireTestKeyring() }
 

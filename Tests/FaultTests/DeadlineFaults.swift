@@ -11,7 +11,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Faults: one deadline per call", .serialized)
+@Suite("Faults: one deadline per call", .serialized, .needs(.secretService))
 struct DeadlineFaults {
     /// Runs `body` on a thread of its own; `join` waits for it.
     final class Worker: @unchecked Sendable {

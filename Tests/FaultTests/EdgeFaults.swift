@@ -84,7 +84,7 @@ extension Fault {
     static func waitPastCreationSecond() { usleep(1_100_000) }
 }
 
-@Suite("Faults: the cardinal rule at its edges", .serialized)
+@Suite("Faults: the cardinal rule at its edges", .serialized, .needs(.secretService))
 struct EdgeFaults {
     init() throws { try Fault.requireTestKeyring() }
 

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Faults: environment", .serialized)
+@Suite("Faults: environment", .serialized, .needs(.secretService))
 struct EnvironmentFaults {
     init() throws { try Fault.requireTestKeyring() }
 

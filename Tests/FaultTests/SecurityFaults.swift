@@ -54,7 +54,7 @@ struct SecurityFaults {
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [], "nothing written through the symlink")
     }
 
-    @Test("identifiers never reach stderr or error messages, even when every store fails")
+    @Test("identifiers never reach stderr or error messages, even when every store fails", .needs(.secretService))
     func noIdentifierInErrors() throws {
         let box = try Sandbox()
         let app = Fault.newApp("leak")

@@ -9,16 +9,6 @@ func blocking<T>(_ body: () throws(KeyringError) -> T) throws(KeyringError) -> T
 /// Every async call runs its sync twin itself, so the two store and return the same things.
 @Suite("Async twins do what their sync calls do")
 struct AsyncTwinTests {
-    /// The content type the Secret Service reports for the item of `service` (secretstorage reads it).
-    func contentType(service: String) throws -> String {
-        try mustRun(python, ["-c", """
-            import sys, secretstorage
-            conn = secretstorage.dbus_init()
-            items = list(secretstorage.get_default_collection(conn).search_items({"service": sys.argv[1]}))
-            print(items[0].get_secret_content_type(), end="")
-            """, service]).text
-    }
-
     // The async twin once built its own payload and stored text/plain, which KeePassXC resolves
     // placeholders in and KWallet cuts at a NUL. gnome-keyring reports every secret as text/plain,
     // so this fails on the old code only with KeePassXC or KWallet.
@@ -34,7 +24,7 @@ struct AsyncTwinTests {
         }
         try blocking { () throws(KeyringError) in try sync.setObject("plain {TITLE} text", forKey: .valueData) }
         try await async.setObject("plain {TITLE} text", forKey: .valueData)
-        let syncType = try contentType(service: sync.identifier), asyncType = try contentType(service: async.identifier)
+        let syncType = try secretContentType(service: sync.identifier), asyncType = try secretContentType(service: async.identifier)
         #expect(asyncType == syncType)
         #expect(asyncType == (TestProvider.isGnomeKeyring ? "text/plain" : SecretStore.valueContentType))
         #expect(try await async.object(forKey: .valueData) == "plain {TITLE} text")

@@ -14,7 +14,7 @@ import Glibc
 /// The hung keyring is a real daemon stopped with SIGSTOP: it keeps its bus name and never
 /// answers. That works on every provider (gnome-keyring, kwalletd6, KeePassXC), so these run on
 /// all three. Bounds are generous: they tell "about the timeout" from "twice it" on a noisy machine.
-@Suite("One deadline per call", .serialized)
+@Suite("One deadline per call", .serialized, .needs(.secretService))
 struct CallDeadlineTests {
     /// Runs `body` on its own thread; the result is read with `join`.
     final class Worker<T: Sendable>: @unchecked Sendable {

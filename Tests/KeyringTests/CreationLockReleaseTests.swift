@@ -10,7 +10,7 @@ import Glibc
 /// The bus name behind `withCreationLock` is released when the body ends, even while another
 /// thread of this process holds the service gate (a read against a hung daemon): otherwise the
 /// process owns the name until it exits, and every other process's first creation times out.
-@Suite("creation lock release", .serialized)
+@Suite("creation lock release", .serialized, .needs(.secretService))
 struct CreationLockReleaseTests {
     /// RequestName(DO_NOT_QUEUE) from another process; its reply code (1: PRIMARY_OWNER, 3: EXISTS).
     static func requestNameElsewhere(_ name: String) throws -> String {

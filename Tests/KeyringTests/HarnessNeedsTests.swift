@@ -37,16 +37,17 @@ struct HarnessNeedsTests {
         let keepassxc = Self.configuration(["KEYRING_PROVIDER": "keepassxc"])
         #expect(try await ConditionTrait.needs(.secondDatabase, .locking, in: keepassxc).evaluate())
         #expect(try await !ConditionTrait.needs(.secondDatabase, .mockPrompter, in: keepassxc).evaluate())
-        #expect(keepassxc.missing([.secondDatabase, .mockPrompter, .fileBackend]) == [.mockPrompter, .fileBackend])
-        #expect(Self.configuration(["SECRET_BACKEND": "file"]).capabilities == [.fileBackend, .providerFree])
+        #expect(keepassxc.missing([.secondDatabase, .mockPrompter, .fileBackend, .pristine]) == [.mockPrompter, .fileBackend])
+        #expect(Self.configuration(["SECRET_BACKEND": "file"]).capabilities == [.fileBackend, .pristine])
+        #expect(Self.configuration(["SECRET_BACKEND": "file", "KEYRING_LIVED_IN": "1"]).capabilities == [.fileBackend, .livedIn])
     }
 
-    @Test("suites that test no provider run on pristine gnome-keyring, the file backend and with no harness, not beside KWallet, KeePassXC or a lived-in keyring")
+    @Test("suites that test no provider run on pristine gnome-keyring and with no harness, not beside KWallet, KeePassXC, a lived-in keyring or SECRET_BACKEND=file")
     func providerFreeNeed() async throws {
         let cases: [(TestConfiguration, Bool)] = [
             (Self.configuration(), true),
             (Self.configuration(["KEYRING_PROVIDER": "gnome-keyring", "KEYRING_LIVED_IN": "1"]), false),
-            (Self.configuration(["SECRET_BACKEND": "file"]), true),
+            (Self.configuration(["SECRET_BACKEND": "file"]), false),
             (Self.configuration(harness: false), true),
             (Self.configuration(["KEYRING_PROVIDER": "kwallet"]), false),
             (Self.configuration(["KEYRING_PROVIDER": "keepassxc", "KEYRING_LIVED_IN": "1"]), false),

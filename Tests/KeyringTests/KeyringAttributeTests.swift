@@ -51,7 +51,7 @@ struct KeyringAttributeTests {
         #expect(try Keyring.default.firstItem(["service": uniqueID("miss")]) == nil)
     }
 
-    @Test("status names the provider's process, with an unlocked default collection")
+    @Test("status names the provider's process, with an unlocked default collection", .needs(.secretService))
     func statusIsHealthy() async throws {
         try requireTestKeyring()
         let status = blockingStatus()

@@ -6,7 +6,7 @@ import TestSupport
 /// A locked keyring is never reported as empty. Each test locks the shared daemon and restarts
 /// it unlocked in a defer, even when an expectation fails. The handles never prompt
 /// (`unlock: .never`): unlocking on demand is UnlockPromptTests' subject.
-@Suite("Locked is not absent")
+@Suite("Locked is not absent", .needs(.locking))
 struct LockedKeyringTests {
     @Test("locked keyring reports locked, never nil; nothing is written or deleted; the value survives")
     func lockedKeyringReportsLocked() throws {

@@ -7,7 +7,7 @@ import TestSupport
 /// locked wallet with an empty secret, ignores SetSecret and "deletes" by hiding the item until
 /// the wallet opens again. Each call below uses an item found while the keyring was unlocked,
 /// so only the call itself can notice the lock.
-@Suite("Locked stays locked")
+@Suite("Locked stays locked", .needs(.locking))
 struct LockedStaysLockedTests {
     @Test("secret(of:) an item found before the keyring locked throws locked, never an empty value")
     func staleItemSecretIsLocked() throws {

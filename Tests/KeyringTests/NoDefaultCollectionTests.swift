@@ -8,6 +8,7 @@ import TestSupport
 /// alias only disappears when that file names a collection that does not exist.
 @Suite(
     "No default collection",
+    .needs(.secretService),
     .enabled(if: TestProvider.isGnomeKeyring, "removes the alias through gnome-keyring's keyrings/default file"))
 struct NoDefaultCollectionTests {
     static let service = "/org/freedesktop/secrets"
@@ -26,7 +27,8 @@ struct NoDefaultCollectionTests {
     // always has its wallet behind the alias, and making a new one opens a dialog.
     @Test(
         "without a default collection, setObject throws noDefaultCollection and status says so",
-        .enabled(if: TestProvider.isGnomeKeyring, "removes the alias through gnome-keyring's keyrings/default file"))
+        .needs(.secretService),
+    .enabled(if: TestProvider.isGnomeKeyring, "removes the alias through gnome-keyring's keyrings/default file"))
     func noDefaultCollection() throws {
         try requireTestKeyring()
         let original = try Self.readDefaultAlias()

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("No session bus in this process")
+@Suite("No session bus in this process", .needs(.secretService))
 struct NoSessionBusTests {
     @Test("without DBUS_SESSION_BUS_ADDRESS and $XDG_RUNTIME_DIR/bus every call throws noSessionBus")
     func noSessionBus() async throws {

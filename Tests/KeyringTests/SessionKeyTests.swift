@@ -8,7 +8,7 @@ import Testing
 /// kwalletd5's encrypted sessions fail in 1 of 256 cases, two ways: it rejects libsecret's public
 /// key ("Client public key size is invalid"), or it accepts it and derives another key than
 /// libsecret does (a shared secret with a zero top byte), so secrets read as nothing or garbage.
-@Suite("Session keys")
+@Suite("Session keys", .needs(.secretService))
 struct SessionKeyTests {
     /// 1,024 fresh sessions hit a rejected key with 98% chance.
     @Test("a rejected session key is retried with a fresh session: 1,024 fresh sessions all connect")

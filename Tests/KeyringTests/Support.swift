@@ -89,6 +89,17 @@ func secretToolCount(service: String) throws -> Int {
     return output.text.split(separator: "\n").filter { $0.hasPrefix("[/") || $0 == "[no path]" }.count
 }
 
+/// The content type the Secret Service reports for the item of `service`, as secretstorage (an
+/// outside client) reads it. gnome-keyring keeps none: it reports every secret as `text/plain`.
+func secretContentType(service: String) throws -> String {
+    try mustRun(python, ["-c", """
+        import sys, secretstorage
+        conn = secretstorage.dbus_init()
+        items = list(secretstorage.get_default_collection(conn).search_items({"service": sys.argv[1]}))
+        print(items[0].get_secret_content_type(), end="")
+        """, service]).text
+}
+
 /// Items with `service` = id as the lower-level Keyring sees them.
 func items(service: String) throws -> [KeyringItem] {
     try Keyring.default.search(["service": service])

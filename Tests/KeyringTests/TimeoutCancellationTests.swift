@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// A stopped (SIGSTOP) daemon keeps its bus name but never answers: the real "hung keyring".
-@Suite("Timeout and cancellation against a stopped daemon")
+@Suite("Timeout and cancellation against a stopped daemon", .needs(.secretService))
 struct TimeoutCancellationTests {
 
     @Test("a hung daemon gives timedOut within the configured timeout, then works again after SIGCONT")

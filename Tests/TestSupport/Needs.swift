@@ -21,10 +21,13 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
     case fileBackend
     /// A keyring as years of use leave it (`--lived-in`, or scripts/test's lived-in keyring file).
     case livedIn
+    /// A keyring with only the suite's own items: every run but a lived-in one.
+    case pristine
     /// A run where suites that test no provider run: the file backend's, every order of events,
-    /// keyring-sandbox (which starts daemons of its own). Pristine gnome-keyring's run and the
-    /// bus-free ones; not another provider's (KWallet, KeePassXC) or a lived-in keyring's, whose
-    /// lanes would only repeat them: on kwalletd5 they took 190 of its lane's 747 s.
+    /// keyring-sandbox (which starts daemons of its own), idtool's generated man page and
+    /// completions. Pristine gnome-keyring's run and the bus-free ones; not another provider's
+    /// (KWallet, KeePassXC), a lived-in keyring's or one with `SECRET_BACKEND=file`, whose runs
+    /// would only repeat them: on kwalletd5 they took 190 of its lane's 747 s.
     case providerFree
 
     public var description: String {
@@ -36,7 +39,8 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
         case .hidesLockedItems: "a provider that hides a locked collection's items (KeePassXC)"
         case .fileBackend: "libsecret's file backend (SECRET_BACKEND=file)"
         case .livedIn: "a lived-in keyring (--lived-in)"
-        case .providerFree: "a run for suites that test no provider (pristine gnome-keyring's or none: another provider's or a lived-in lane would repeat them)"
+        case .pristine: "a pristine keyring (not --lived-in)"
+        case .providerFree: "a run for suites that test no provider (pristine gnome-keyring's or none: another provider's, a lived-in or a SECRET_BACKEND=file run would repeat them)"
         }
     }
 }
@@ -61,8 +65,8 @@ public struct TestConfiguration: Sendable, CustomStringConvertible {
             if provider == "gnome-keyring" { capabilities.insert(.mockPrompter) }
             if provider == "keepassxc" { capabilities.formUnion([.secondDatabase, .hidesLockedItems]) }
         }
-        if environment["KEYRING_LIVED_IN"] == "1" { capabilities.insert(.livedIn) }
-        if (!harness || provider == "gnome-keyring") && !capabilities.contains(.livedIn) { capabilities.insert(.providerFree) }
+        capabilities.insert(environment["KEYRING_LIVED_IN"] == "1" ? .livedIn : .pristine)
+        if (!harness || provider == "gnome-keyring") && !file && !capabilities.contains(.livedIn) { capabilities.insert(.providerFree) }
         self.capabilities = capabilities
         let where_ = file ? "the file backend" : !harness ? "no test keyring" : !bus ? "no bus" : provider
         description = where_ + (capabilities.contains(.livedIn) ? ", lived in" : "")

@@ -8,7 +8,7 @@ import Glibc
 
 /// The built idtool against the real throwaway gnome-keyring of scripts/with-keyring.
 /// Serialized: some tests lock or restart the shared daemon, and always restore it.
-@Suite("idtool binary against the test keyring", .serialized)
+@Suite("idtool binary against the test keyring", .serialized, .needs(.secretService))
 struct KeyringEndToEndTests {
     init() throws { try requireTestKeyring() }
 

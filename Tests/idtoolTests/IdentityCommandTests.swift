@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("idtool identity commands against the real keyring", .serialized)
+@Suite("idtool identity commands against the real keyring", .serialized, .needs(.secretService))
 struct IdentityCommandTests {
     static func newApp() -> String { "test.idtool.\(UUID().uuidString.lowercased())" }
 

@@ -8,7 +8,7 @@ import Glibc
 
 /// `idtool doctor` against a real kwalletd5 or kwalletd6 (whichever the system has) whose Secret Service API is off, on a bus of its own
 /// with nothing activatable (so no other provider answers instead). Runs under any provider.
-@Suite("doctor and KWallet")
+@Suite("doctor and KWallet", .needs(.secretService))
 struct KWalletDoctorTests {
     @Test("KWallet with apiEnabled=false: doctor says to turn on kwalletrc's apiEnabled")
     func apiDisabled() throws {

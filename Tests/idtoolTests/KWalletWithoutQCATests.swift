@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Whether the QCA OpenSSL plugin is hidden from the KWallet daemon (`scripts/debian13 --without-qca`
+/// Whether the QCA OpenSSL plugin is hidden from the KWallet daemon (`scripts/debian trixie --without-qca`
 /// mounts an empty directory over Qt's crypto plugin directory and sets this).
 private let qcaHidden = ProcessInfo.processInfo.environment["KEYRING_TEST_WITHOUT_QCA"] == "1"
 
@@ -11,7 +11,7 @@ private let qcaHidden = ProcessInfo.processInfo.environment["KEYRING_TEST_WITHOU
 /// (kwalletd6: libqca-qt6-plugins; kwalletd5: libqca-qt5-2-plugins) and exit 69, never a bare 70.
 @Suite(
     "KWallet without its QCA plugin",
-    .enabled(if: TestProvider.isKWallet && qcaHidden, "needs scripts/debian13 --without-qca (KWallet with its QCA plugin hidden)"))
+    .enabled(if: TestProvider.isKWallet && qcaHidden, "needs scripts/debian trixie --without-qca (KWallet with its QCA plugin hidden)"))
 struct KWalletWithoutQCATests {
     let daemon = TestProvider.kwalletDaemon
     var package: String { daemon == "kwalletd5" ? "libqca-qt5-2-plugins" : "libqca-qt6-plugins" }

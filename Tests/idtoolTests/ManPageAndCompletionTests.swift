@@ -7,10 +7,8 @@ import TestSupport
 
 /// What `idtool --help` promises, read from the built binary's help texts (the user-facing
 /// contract): every command, and each command's options as its help lists them.
-/// These check files generated from idtool's table, whatever keyring it talks to: scripts/test runs
-/// them in its gnome-keyring configuration only, not again beside KWallet and KeePassXC.
-let onceOnly = TestProvider.isGnomeKeyring
-let onceOnlyReason: Comment = "provider-independent: runs in the gnome-keyring configuration"
+/// These check files generated from idtool's table, whatever keyring it talks to: they need no
+/// provider (`.needs(.providerFree)`), so they run once, not again beside KWallet and KeePassXC.
 
 struct HelpContract {
     struct Entry {
@@ -98,7 +96,7 @@ func shell(_ shell: String, _ arguments: [String]) throws -> Idtool.Run {
 /// Single-quoted for bash.
 func bashQuoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
-@Suite("idtool(1): the man page generated from the help table", .enabled(if: onceOnly, onceOnlyReason))
+@Suite("idtool(1): the man page generated from the help table", .needs(.providerFree))
 struct ManPageTests {
     @Test("man -l and groff -ww render the page with no warning")
     func rendersCleanly() throws {
@@ -148,7 +146,7 @@ struct ManPageTests {
     }
 }
 
-@Suite("idtool completions for bash, zsh and fish, generated from the help table", .enabled(if: onceOnly, onceOnlyReason))
+@Suite("idtool completions for bash, zsh and fish, generated from the help table", .needs(.providerFree))
 struct CompletionTests {
     /// What bash's `_idtool` offers for the words typed so far (the last one is being completed).
     static func bash(_ generated: Generated, _ words: [String]) throws -> [String] {
@@ -296,7 +294,7 @@ struct CompletionTests {
     }
 }
 
-@Suite("scripts/install", .enabled(if: onceOnly, onceOnlyReason))
+@Suite("scripts/install", .needs(.providerFree))
 struct InstallTests {
     /// Installs the idtool under test into an empty DESTDIR (IDTOOL_BINARY: `swift test` holds
     /// .build's lock, so the script's own build would wait for this test forever; and a release

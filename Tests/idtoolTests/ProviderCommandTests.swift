@@ -5,7 +5,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("idtool keeps values and reports locks on every provider", .serialized)
+@Suite("idtool keeps values and reports locks on every provider", .serialized, .needs(.secretService))
 struct ProviderCommandTests {
     static func newApp() -> String { "test.idtool.\(UUID().uuidString.lowercased())" }
 
