@@ -49,10 +49,10 @@ extension Keyring {
     ///   - secret: the bytes to store.
     ///   - attributes: the item's attributes; at least one.
     ///   - label: the label shown in keyring managers.
-    ///   - contentType: the secret's MIME type.
+    ///   - contentType: the secret's MIME type; nil chooses as the synchronous `store` does.
     /// - Throws: `KeyringError`; `.cancelled` when the task is cancelled.
     public func store(
-        _ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain"
+        _ secret: Data, attributes: [String: String], label: String, contentType: String? = nil
     ) async throws(KeyringError) {
         try await Offload.run(orCancelled: .cancelled) { () throws(KeyringError) in
             try self.store(secret, attributes: attributes, label: label, contentType: contentType)
@@ -66,12 +66,12 @@ extension Keyring {
     ///   - attributes: the new item's attributes; at least one.
     ///   - matching: the attributes that make an item count as present; nil means `attributes`.
     ///   - label: the label shown in keyring managers.
-    ///   - contentType: the secret's MIME type.
+    ///   - contentType: the secret's MIME type; nil chooses as the synchronous `store` does.
     /// - Returns: `.inserted`, or `.existing` with the oldest matching item and its secret.
     /// - Throws: `KeyringError.locked` when a match is locked; `.cancelled` on task cancellation.
     public func insertIfAbsent(
         _ secret: Data, attributes: [String: String], matching: [String: String]? = nil, label: String,
-        contentType: String = "text/plain"
+        contentType: String? = nil
     ) async throws(KeyringError) -> InsertOutcome {
         try await Offload.run(orCancelled: .cancelled) { () throws(KeyringError) in
             try self.insertIfAbsent(secret, attributes: attributes, matching: matching, label: label, contentType: contentType)

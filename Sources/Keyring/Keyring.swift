@@ -173,15 +173,16 @@ public struct Keyring: Sendable {
     ///   - secret: the bytes to store; any content, at most `SecretStore.maximumValueSize` bytes.
     ///   - attributes: the item's attributes; at least one is required.
     ///   - label: the label shown in keyring managers.
-    ///   - contentType: `text/plain` for text (what other clients expect), else e.g. `application/octet-stream`.
-    /// - Throws: `KeyringError.invalidArgument` for a larger secret or bad attributes, `.locked`,
-    ///   `.noDefaultCollection`, or another `KeyringError`.
+    ///   - contentType: the secret's MIME type; nil (the default) is `text/plain` for UTF-8 text
+    ///     without NUL bytes (what other clients expect) and `application/octet-stream` for other bytes.
+    /// - Throws: `KeyringError.invalidArgument` for a larger secret, bad attributes or a `text/*`
+    ///   type for bytes that are not UTF-8 text, `.locked`, `.noDefaultCollection`, or another `KeyringError`.
     public func store(
-        _ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain"
+        _ secret: Data, attributes: [String: String], label: String, contentType: String? = nil
     ) throws(KeyringError) {
         try AttributeRules.validate(attributes, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
-        try AttributeRules.validateText(contentType, what: "the content type")
+        let contentType = try AttributeRules.contentType(contentType, for: secret)
         try AttributeRules.validateSecret(secret, what: "the secret")
         if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label, contentType: contentType) }
         let deadline = CallDeadline(timeout: timeout)
@@ -239,14 +240,14 @@ public struct Keyring: Sendable {
     ///   - attributes: the new item's attributes; at least one is required.
     ///   - matching: the attributes that make an item count as present; nil means `attributes`.
     ///   - label: the label shown in keyring managers.
-    ///   - contentType: the secret's MIME type.
+    ///   - contentType: the secret's MIME type; nil (the default) chooses as `store` does.
     /// - Returns: `.inserted`, or `.existing` with the oldest matching item and its secret.
     /// - Throws: `KeyringError.locked` when a matching item is locked (nothing is created),
-    ///   `.invalidArgument` for a secret over `SecretStore.maximumValueSize` bytes,
-    ///   `.noDefaultCollection`, or another `KeyringError`.
+    ///   `.invalidArgument` for a secret over `SecretStore.maximumValueSize` bytes or a `text/*`
+    ///   type for bytes that are not UTF-8 text, `.noDefaultCollection`, or another `KeyringError`.
     public func insertIfAbsent(
         _ secret: Data, attributes: [String: String], matching: [String: String]? = nil, label: String,
-        contentType: String = "text/plain"
+        contentType: String? = nil
     ) throws(KeyringError) -> InsertOutcome {
         try insertIfAbsent(secret, attributes: attributes, matching: matching, label: label, contentType: contentType, order: .standard)
     }
@@ -258,13 +259,13 @@ public struct Keyring: Sendable {
     /// item stored and handed out while it waited. A restored copy keeps its own time: pass false.
     package func insertIfAbsent(
         _ secret: Data, attributes: [String: String], matching: [String: String]? = nil, label: String,
-        contentType: String = "text/plain", order: ItemOrder, stampsFirstMade: Bool = false
+        contentType: String? = nil, order: ItemOrder, stampsFirstMade: Bool = false
     ) throws(KeyringError) -> InsertOutcome {
         let matching = matching ?? attributes
         try AttributeRules.validate(attributes, requireOne: true)
         try AttributeRules.validate(matching, requireOne: true)
         try AttributeRules.validateText(label, what: "the label")
-        try AttributeRules.validateText(contentType, what: "the content type")
+        let contentType = try AttributeRules.contentType(contentType, for: secret)
         try AttributeRules.validateSecret(secret, what: "the secret")
         let stamped = { () -> [String: String] in
             guard stampsFirstMade, let name = order.firstMadeAttribute else { return attributes }

@@ -60,6 +60,44 @@ struct BinaryValueTests {
         }
     }
 
+    // Issue 34: Keyring.store's content type was text/plain whatever the bytes, which KWallet cuts
+    // at a NUL and ksecretd refuses for invalid UTF-8 (leaving an empty item behind). Red before
+    // on KWallet (the bytes) and everywhere (the refusal, the type).
+    @Test(
+        "Keyring.store with no content type keeps every sample byte for byte, sending text/plain only for text",
+        .needs(.secretService))
+    func defaultContentTypeFitsTheBytes() throws {
+        try requireTestKeyring()
+        for (name, bytes) in Self.samples + [("text", Data("plain text, ünïcode".utf8))] {
+            let id = uniqueID("default-type")
+            defer { _ = try? Keyring.default.delete(["service": id]) }
+            try Keyring.default.store(bytes, attributes: ["service": id], label: id)
+            #expect(try Keyring.default.lookup(["service": id]) == bytes, "\(name)")
+            let isText = !bytes.contains(0) && String(validating: bytes, as: UTF8.self) != nil
+            let expected = isText || TestProvider.isGnomeKeyring ? "text/plain" : "application/octet-stream"
+            #expect(try secretContentType(service: id) == expected, "\(name)")
+        }
+    }
+
+    @Test("a text/* content type for bytes that are not UTF-8 text is refused before anything is written")
+    func textTypeForBinaryIsRefused() throws {
+        try requireTestKeyring()
+        let id = uniqueID("text-binary")
+        defer { _ = try? Keyring.default.delete(["service": id]) }
+        for (type, bytes) in [("text/plain", Data([0xC3, 0x28, 0xFF])), ("TEXT/x-note", Data([65, 0, 66]))] {
+            #expect {
+                try Keyring.default.store(bytes, attributes: ["service": id], label: id, contentType: type)
+            } throws: { error in
+                guard case KeyringError.invalidArgument(let why) = error else { return false }
+                return why.contains(type) && why.contains("application/octet-stream")
+            }
+            #expect(throws: KeyringError.self) {
+                try Keyring.default.insertIfAbsent(bytes, attributes: ["service": id], label: id, contentType: type)
+            }
+        }
+        #expect(try Keyring.default.search(["service": id]).isEmpty)
+    }
+
     @Test("object(forKey: .valueData) on non-UTF-8 bytes throws valueIsNotText, not nil or garbage")
     func nonTextValueThrows() throws {
         try requireTestKeyring()

@@ -33,6 +33,22 @@ enum AttributeRules {
         }
     }
 
+    /// The content type a write sends: `requested`, or for nil `text/plain` when the secret is
+    /// UTF-8 text without NUL bytes and `application/octet-stream` otherwise. A `text/*` type is
+    /// never sent with other bytes: KWallet cuts `text/*` at a NUL, and ksecretd (KDE Frameworks
+    /// 6.28 and later) refuses invalid UTF-8 as `text/*` yet keeps an empty item behind.
+    static func contentType(_ requested: String?, for secret: Data) throws(KeyringError) -> String {
+        let isText = !secret.contains(0) && String(validating: secret, as: UTF8.self) != nil
+        guard let requested else { return isText ? "text/plain" : "application/octet-stream" }
+        try validateText(requested, what: "the content type")
+        if requested.lowercased().hasPrefix("text/") && !isText {
+            throw .invalidArgument(
+                "the secret is not UTF-8 text without NUL bytes, so it cannot be stored as \(printable(requested)); "
+                    + "pass application/octet-stream or leave the content type out")
+        }
+        return requested
+    }
+
     /// Rejects text that C or D-Bus would silently cut or refuse.
     static func validateText(_ text: String, what: String) throws(KeyringError) {
         if text.utf8.contains(0) { throw .invalidArgument("\(what) contains a NUL byte") }
