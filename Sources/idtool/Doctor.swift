@@ -38,8 +38,8 @@ struct KeyringProbe: Equatable, Sendable {
     var isLocked: Bool
     var defaultCollectionLabel: String?
     var problem: KeyringError?
-    /// KWallet's daemon is on the bus (running or activatable): asked only when there is no Secret Service.
-    var kwalletPresent = false
+    /// The KWallet daemon on the bus (running or activatable): asked only when there is no Secret Service.
+    var kwallet: KWalletOnBus?
     /// The Secret Service opens a "plain" session: asked only when connecting failed otherwise.
     var plainSessionWorks = false
     /// Every collection, the default first (empty when the service was not reached).
@@ -47,14 +47,14 @@ struct KeyringProbe: Equatable, Sendable {
 }
 
 extension KeyringProbe {
-    init(_ status: ServiceStatus) {
+    init(_ status: ServiceStatus, environment: [String: String]) {
         self.init(
             isReachable: status.isReachable, provider: status.provider, hasDefaultCollection: status.hasDefaultCollection,
             isLocked: status.isLocked, defaultCollectionLabel: status.defaultCollectionLabel, problem: status.problem)
         collections = status.collections
         switch status.problem {
         case .noSecretService?:
-            kwalletPresent = BusProbe.isAvailable("org.kde.kwalletd5") || BusProbe.isAvailable("org.kde.kwalletd6")
+            kwallet = KWalletOnBus.probe(environment: environment)
         case .serviceFailure?, .keyExchangeFailed?:
             plainSessionWorks = !status.isReachable && BusProbe.opensPlainSession()
         default: break
@@ -74,7 +74,7 @@ enum Doctor {
 
     static func run(json: Bool, timeout: Duration, environment: [String: String]) -> Int32 {
         let keyring = Keyring(timeout: timeout)
-        let status = KeyringProbe(keyring.status())
+        let status = KeyringProbe(keyring.status(), environment: environment)
         let backend = keyring.backend.resolved
         // KeePassXC's settings decide whether unattended calls work: explain them.
         let provider = backend != .file && status.provider == "keepassxc" ? [keePassXCCheck(environment: environment)] : []
@@ -121,16 +121,11 @@ enum Doctor {
         // 2. Secret Service owner and implementation.
         guard status.isReachable else {
             switch status.problem {
-            case .noSecretService? where status.kwalletPresent:
-                // kwalletrc's [org.freedesktop.secrets] apiEnabled switches KWallet's Secret Service off.
-                checks.append(
-                    .fail(
-                        secretService, "\(BusProbe.secretServiceName) has no owner, but KWallet (kwalletd) is on the bus",
-                        hint: "KWallet's Secret Service API is off: set apiEnabled=true under [org.freedesktop.secrets] "
-                            + "in ~/.config/kwalletrc, then restart kwalletd (or log in again)"))
             case .noSecretService?:
+                // KWallet's daemon on the bus explains it: its API switched off, or not started.
                 checks.append(
-                    .fail(secretService, "\(BusProbe.secretServiceName) has no owner and none can be activated", hint: serviceHint))
+                    status.kwallet?.check(service: BusProbe.secretServiceName)
+                        ?? .fail(secretService, "\(BusProbe.secretServiceName) has no owner and none can be activated", hint: serviceHint))
             case .keyExchangeFailed(let provider, let detail)?:
                 // KWallet without the QCA OpenSSL plugin answers the encrypted OpenSession with
                 // InvalidArgs ("createDLGroup failed"); unencrypted sessions still work.

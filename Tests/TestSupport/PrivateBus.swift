@@ -13,17 +13,25 @@ public final class BusWithoutSecretService {
     private let directory: URL
 
     /// Starts the bus.
+    /// - Parameter activatable: names the bus lists as activatable (their activation runs
+    ///   /bin/false): a daemon that is installed but not running, as ListActivatableNames shows it.
     /// - Throws: `ChildProcessError`, or `StartFailure` when dbus-daemon did not start.
-    public init() throws {
+    public init(activatable: [String] = []) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bus-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        // No <servicedir> and no <standard_session_servicedirs/>: nothing can be activated.
+        let services = directory.appendingPathComponent("services")
+        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+        for name in activatable {
+            try "[D-BUS Service]\nName=\(name)\nExec=/bin/false\n"
+                .write(to: services.appendingPathComponent("\(name).service"), atomically: true, encoding: .utf8)
+        }
+        // Only that <servicedir>, no <standard_session_servicedirs/>: nothing else can be activated.
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig>
               <type>session</type>
               <listen>unix:tmpdir=/tmp</listen>
+              <servicedir>\(services.path)</servicedir>
               <policy context="default">
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>

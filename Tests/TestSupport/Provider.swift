@@ -20,12 +20,13 @@ public enum TestProvider {
         default: "gnome-keyring-daemon"
         }
     }
-    /// The KWallet daemon this system has, as scripts/providers/kwallet.sh picks and exports it:
-    /// "kwalletd6" (KDE Frameworks 6, Debian 13) or "kwalletd5" (KDE Frameworks 5, Debian 12).
-    /// kwalletd6 owns org.kde.kwalletd6 and org.kde.kwalletd5; its own name is org.kde.<daemon>.
+    /// The KWallet daemon that serves the Secret Service on this system, as
+    /// scripts/providers/kwallet.sh picks and exports it: "ksecretd" (KDE Frameworks 6.14 and
+    /// later, Debian 14, where kwalletd6 is a proxy), "kwalletd6" (earlier Frameworks 6, Debian 13)
+    /// or "kwalletd5" (KDE Frameworks 5, Debian 12). Its own bus name is org.kde.<daemon>.
     public static let kwalletDaemon =
         ProcessInfo.processInfo.environment["KWALLET_DAEMON"]
-        ?? (FileManager.default.isExecutableFile(atPath: "/usr/bin/kwalletd6") ? "kwalletd6" : "kwalletd5")
+        ?? ["ksecretd", "kwalletd6"].first { FileManager.default.isExecutableFile(atPath: "/usr/bin/\($0)") } ?? "kwalletd5"
     /// Whether the provider lists a locked collection's items (as locked). gnome-keyring and
     /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
     /// from every search, so a locked item there reads as `.locked(itemExists: false)`.

@@ -59,11 +59,48 @@ struct DoctorTests {
     @Test("no Secret Service while KWallet is on the bus: the fix is kwalletrc's apiEnabled")
     func kwalletWithoutSecretService() {
         var probe = status(reachable: false, provider: nil, collection: false, problem: .noSecretService)
-        probe.kwalletPresent = true
+        probe.kwallet = KWalletOnBus(daemon: "kwalletd5", isRunning: true, apiEnabled: false)
         let checks = Doctor.keyringChecks(probe, environment: busEnv)
         #expect(checks.map(\.ok) == [true, false, false, false])
         #expect(checks[1].hint?.contains("apiEnabled=true under [org.freedesktop.secrets]") == true, "\(checks[1])")
+        #expect(checks[1].hint?.contains("restart kwalletd5") == true, "\(checks[1])")
         #expect(Doctor.exitStatus(checks) == .unavailable)
+    }
+
+    // Issue 34: doctor said "KWallet's Secret Service API is off" whenever a KWallet daemon was on
+    // the bus, also when ksecretd was simply not running.
+    @Test(
+        "no Secret Service while KWallet's daemon is not running or its API is on: doctor says so, never that the API is off",
+        arguments: [
+            (KWalletOnBus(daemon: "ksecretd", isRunning: false, apiEnabled: nil), "ksecretd is installed but not running", "--dest=org.kde.secretservicecompat"),
+            (KWalletOnBus(daemon: "kwalletd6", isRunning: false, apiEnabled: true), "kwalletd6 is installed but not running", "--dest=org.kde.kwalletd6"),
+            (KWalletOnBus(daemon: "ksecretd", isRunning: true, apiEnabled: nil), "KWallet (ksecretd) runs with its Secret Service API on", "restart ksecretd"),
+        ])
+    func kwalletNotServing(kwallet: KWalletOnBus, detail: String, hint: String) {
+        var probe = status(reachable: false, provider: nil, collection: false, problem: .noSecretService)
+        probe.kwallet = kwallet
+        let check = Doctor.keyringChecks(probe, environment: busEnv)[1]
+        #expect(!check.ok)
+        #expect(check.detail.contains(detail), "\(check)")
+        #expect(check.hint?.contains(hint) == true, "\(check)")
+        #expect(check.hint?.contains("is off") == false, "\(check)")
+    }
+
+    @Test("kwalletrc's apiEnabled is read as KConfig reads it, from [org.freedesktop.secrets] only")
+    func kwalletrcApiEnabled() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("kwalletrc-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let environment = ["XDG_CONFIG_HOME": home.path]
+        #expect(KWalletOnBus.apiEnabled(environment: environment) == nil)
+        for (text, expected) in [
+            ("[Wallet]\napiEnabled=false\n", nil),
+            ("[Wallet]\napiEnabled=false\n\n[org.freedesktop.secrets]\napiEnabled = Off\n", false),
+            ("[org.freedesktop.secrets]\napiEnabled=false\n[org.freedesktop.secrets]\napiEnabled=1\n", true),
+        ] as [(String, Bool?)] {
+            try text.write(to: home.appendingPathComponent("kwalletrc"), atomically: true, encoding: .utf8)
+            #expect(KWalletOnBus.apiEnabled(environment: environment) == expected, "\(text)")
+        }
     }
 
     @Test("an encrypted session fails while a plain one works: the fix is KWallet's QCA plugin")

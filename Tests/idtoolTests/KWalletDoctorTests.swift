@@ -2,12 +2,16 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import idtool
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `idtool doctor` against a real kwalletd5 or kwalletd6 (whichever the system has) whose Secret Service API is off, on a bus of its own
-/// with nothing activatable (so no other provider answers instead). Runs under any provider.
+/// `idtool doctor` against a real KWallet daemon (ksecretd, kwalletd6 or kwalletd5, whichever serves
+/// the Secret Service on this system) whose Secret Service API is off, on a bus of its own with
+/// nothing activatable (so no other provider answers instead); and against a bus that could only
+/// start one. Runs under any provider.
 @Suite("doctor and KWallet", .needs(.secretService))
 struct KWalletDoctorTests {
     @Test("KWallet with apiEnabled=false: doctor says to turn on kwalletrc's apiEnabled")
@@ -37,7 +41,7 @@ struct KWalletDoctorTests {
         for _ in 0..<400 where !up {
             let ping = try Idtool.runProgram(
                 URL(fileURLWithPath: "/usr/bin/dbus-send"),
-                ["--session", "--print-reply", "--dest=org.kde.\(kwalletd)", "/modules/\(kwalletd)", "org.kde.KWallet.isEnabled"],
+                ["--session", "--print-reply", "--dest=org.kde.\(kwalletd)", "/", "org.freedesktop.DBus.Peer.Ping"],
                 environment: environment)
             up = ping.status == 0
             if !up { usleep(25_000) }
@@ -48,5 +52,23 @@ struct KWalletDoctorTests {
         #expect(run.status == 69, "\(run.stdoutText)\(run.stderr)")
         #expect(run.stdoutText.contains("FAIL secret service: org.freedesktop.secrets has no owner, but KWallet"), "\(run.stdoutText)")
         #expect(run.stdoutText.contains("apiEnabled=true under [org.freedesktop.secrets]"), "\(run.stdoutText)")
+        #expect(run.stdoutText.contains("restart \(kwalletd)"), "\(run.stdoutText)")
+    }
+
+    // Issue 34: with ksecretd installed but not started, doctor claimed its API was off.
+    @Test(
+        "a KWallet daemon the bus could start but that does not run: doctor says how to start it, not that its API is off",
+        arguments: KWalletOnBus.daemons.map(\.daemon))
+    func notRunning(daemon: String) throws {
+        let names = try #require(KWalletOnBus.daemons.first { $0.daemon == daemon }).names
+        let bus = try BusWithoutSecretService(activatable: [names.last!])
+        var environment = Idtool.baseEnvironment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["XDG_CONFIG_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID().uuidString)").path
+        let run = try Idtool.run(["doctor"], environment: environment)
+        #expect(run.status == 69, "\(run.stdoutText)\(run.stderr)")
+        #expect(run.stdoutText.contains("FAIL secret service: org.freedesktop.secrets has no owner; KWallet's \(daemon) is installed but not running"), "\(run.stdoutText)")
+        #expect(run.stdoutText.contains("--dest=\(names.last!)"), "\(run.stdoutText)")
+        #expect(!run.stdoutText.contains("is off"), "\(run.stdoutText)")
     }
 }

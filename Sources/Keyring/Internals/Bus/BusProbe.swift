@@ -10,10 +10,17 @@ package enum BusProbe {
 
     /// Whether `name` has an owner on the session bus or the bus can activate it; nil when the bus
     /// does not answer, so that a caller can tell "nobody serves it" from "the bus is gone".
-    package static func availability(_ name: String) -> Bool? {
+    package static func availability(_ name: String) -> Bool? { listed(name, by: ["ListNames", "ListActivatableNames"]) }
+
+    /// Whether `name` has an owner on the session bus now (a running daemon, not one the bus could
+    /// start); nil when the bus does not answer.
+    package static func hasOwner(_ name: String) -> Bool? { listed(name, by: ["ListNames"]) }
+
+    /// Whether any of the bus's `methods` (ListNames, ListActivatableNames) lists `name`.
+    private static func listed(_ name: String, by methods: [String]) -> Bool? {
         guard let connection = sessionBus() else { return nil }
         defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
-        for method in ["ListNames", "ListActivatableNames"] {
+        for method in methods {
             let listed = call(
                 connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method, nil, reply: "(as)"
             ) {
