@@ -1,8 +1,10 @@
-# Provider: KWallet (sourced by scripts/with-keyring and scripts/keyring-ctl): kwalletd6 from KDE
-# Frameworks 6 (Debian 13) or kwalletd5 from KDE Frameworks 5 (Debian 12), whichever the system has
-# (kwalletd6 first; KWALLET_DAEMON=kwalletd5|kwalletd6 picks one). The contract is described in
-# gnome-keyring.sh. Below, kwalletd5 stands for either: kwalletd6 owns both org.kde.kwalletd6 and
-# org.kde.kwalletd5 and serves /modules/kwalletd5 too, but the calls use the daemon's own names.
+# Provider: KWallet (sourced by scripts/with-keyring and scripts/keyring-ctl): ksecretd from KDE
+# Frameworks 6.14 and later (Debian 14), kwalletd6 from earlier Frameworks 6 (Debian 13) or kwalletd5
+# from KDE Frameworks 5 (Debian 12), whichever the system has (in that order;
+# KWALLET_DAEMON=ksecretd|kwalletd6|kwalletd5 picks one). The contract is described in
+# gnome-keyring.sh. Below, kwalletd5 stands for kwalletd5 or kwalletd6: kwalletd6 owns both
+# org.kde.kwalletd6 and org.kde.kwalletd5 and serves /modules/kwalletd5 too, but the calls use the
+# daemon's own names. ksecretd is described further down.
 #
 # kwalletd5 runs headless (QT_QPA_PLATFORM=offscreen) in a bus of its own configuration, whose only
 # service directory activates kwalletd5 for org.freedesktop.secrets and org.kde.kwalletd5
@@ -10,6 +12,16 @@
 # dialog through org.kde.KWallet.pamOpen, the call pam_kwallet makes, from a hash of the EMPTY
 # password: every later unlock then succeeds silently. Never call CreateCollection: kwalletd5
 # answers it with a "new wallet" dialog whose prompt never completes.
+#
+# KDE Frameworks 6.14 and later (Debian 14) serve the Secret Service from ksecretd instead, and
+# kwalletd6 is then only a proxy that reaches the wallet through libsecret; ksecretd is preferred
+# when it exists. It owns org.freedesktop.secrets, org.kde.secretservicecompat, org.kde.ksecretd
+# (object /ksecretd, whose interface has changePassword only: no pamOpen, open, close or sync) and
+# org.freedesktop.impl.portal.desktop.kwallet. A wallet is opened with no dialog only at its
+# start, as pam_kwallet starts it: PAM_KWALLET5_LOGIN set, "--pam-login HASHFD ENVFD", the hash
+# (the same as pamOpen's) written down the pipe HASHFD, then a connection to the listening socket
+# ENVFD that sends the environment (here none) and closes; it then opens the local wallet (the
+# default wallet, with "Use One Wallet"). See kwallet_pam_launch.
 # shellcheck source=private-bus.sh
 . "$here/providers/private-bus.sh"
 
@@ -20,15 +32,16 @@ kwallet_old_wallet=oldwallet
 kwallet_old_password=an-old-password-nobody-remembers
 provider_has_lived_in=yes
 
-# The daemon's name (kwalletd6 or kwalletd5), exported so that the tests know which one serves.
-kwallet_daemon=${KWALLET_DAEMON:-$(for d in kwalletd6 kwalletd5; do command -v $d >/dev/null && { echo $d; break; }; done)}
+# The daemon's name (ksecretd, kwalletd6 or kwalletd5), exported so that the tests know which one
+# serves.
+kwallet_daemon=${KWALLET_DAEMON:-$(for d in ksecretd kwalletd6 kwalletd5; do command -v $d >/dev/null && { echo $d; break; }; done)}
 export KWALLET_DAEMON=$kwallet_daemon
 kwallet_bus=org.kde.$kwallet_daemon
 kwallet_module=/modules/$kwallet_daemon
 
 provider_check() {
   [ -n "$kwallet_daemon" ] && command -v "$kwallet_daemon" >/dev/null ||
-    { echo "with-keyring: no KWallet daemon (kwalletd6 from kwalletd6 or kwalletd5 from libkf5wallet-bin); run scripts/bootstrap" >&2; exit 69; }
+    { echo "with-keyring: no KWallet daemon (ksecretd or kwalletd6 from kwallet6, kwalletd5 from libkf5wallet-bin); run scripts/bootstrap" >&2; exit 69; }
   command -v python3 >/dev/null ||
     { echo "with-keyring: python3 is missing (computes the wallet hash); run scripts/bootstrap" >&2; exit 69; }
 }
@@ -40,10 +53,18 @@ provider_session_args() {
   exec="/usr/bin/env QT_QPA_PLATFORM=offscreen $(command -v "$kwallet_daemon")"
   private_bus_config
   printf '[D-BUS Service]\nName=%s\nExec=%s\n' org.freedesktop.secrets "$exec" >"$root/bus/services/org.freedesktop.secrets.service"
-  # kwalletd6 owns org.kde.kwalletd5 as well (the library flushes the wallet through that name).
-  for bus in org.kde.kwalletd5 "$kwallet_bus"; do
-    printf '[D-BUS Service]\nName=%s\nExec=%s\n' "$bus" "$exec" >"$root/bus/services/$bus.service"
-  done
+  if [ "$kwallet_daemon" = ksecretd ]; then
+    # Its own names only; never kwalletd6's (that proxy reaches the wallet through libsecret, from
+    # ksecretd itself) nor the portal's.
+    for bus in org.kde.secretservicecompat "$kwallet_bus"; do
+      printf '[D-BUS Service]\nName=%s\nExec=%s\n' "$bus" "$exec" >"$root/bus/services/$bus.service"
+    done
+  else
+    # kwalletd6 owns org.kde.kwalletd5 as well (the library flushes the wallet through that name).
+    for bus in org.kde.kwalletd5 "$kwallet_bus"; do
+      printf '[D-BUS Service]\nName=%s\nExec=%s\n' "$bus" "$exec" >"$root/bus/services/$bus.service"
+    done
+  fi
   mkdir -p "$XDG_CONFIG_HOME"
   # No first-use wizard, one wallet, never closed on idle, never a prompt; the Secret Service
   # API on (apiEnabled is its switch; true is also the default).
@@ -61,6 +82,12 @@ Leave Open=true
 [org.freedesktop.secrets]
 apiEnabled=true
 EOF
+  # ksecretd also reads [KSecretD] Enabled (false: it exits at once) and an apiEnabled under
+  # [Wallet] (false: no org.kde.ksecretd, no /ksecretd); true is the default of each.
+  if [ "$kwallet_daemon" = ksecretd ]; then
+    sed -i 's/^\[Wallet\]$/[Wallet]\napiEnabled=true/' "$XDG_CONFIG_HOME/kwalletrc"
+    printf '\n[KSecretD]\nEnabled=true\n' >>"$XDG_CONFIG_HOME/kwalletrc"
+  fi
   # Outside clients the tests run (secret-tool, python) stop with a marker instead of using a
   # session kwalletd5 mishandles; the tests rerun them (see kwallet-clients/).
   mkdir -p "$root/test-clients/python"
@@ -127,7 +154,93 @@ kwallet_wait_file() { # kwallet_wait_file WALLET
   return 1
 }
 
+# ksecretd, started as pam_kwallet starts it (ksecretd's main.cpp: checkPamModule, waitForHash,
+# waitForEnvironment, then pamOpen of the local wallet): PAM_KWALLET5_LOGIN set and
+# "--pam-login HASHFD ENVFD", HASHFD a pipe carrying the 56 bytes of kwallet_hash, ENVFD a
+# listening Unix socket; ksecretd reads the hash, accepts one connection and putenv()s each line
+# until the connection closes (we send none: it has its environment already). WALLET is created
+# (blowfish, the PBKDF2 hash as its key) when it does not exist, and is opened with no dialog.
+# ksecretd opens its local wallet that way, the default one with "Use One Wallet"; CONFIG (an
+# XDG_CONFIG_HOME) names another default for the old wallet. The bus name is taken at once.
+kwallet_pam_launch() { # kwallet_pam_launch WALLET [PASSWORD [CONFIG]]
+  local salt
+  salt=$(kwallet_dir)/$1.salt
+  [ -f "$salt" ] || head -c 56 /dev/urandom >"$salt"
+  XDG_CONFIG_HOME=${3:-$XDG_CONFIG_HOME} PAM_KWALLET5_LOGIN=1 QT_QPA_PLATFORM=offscreen python3 -c '
+import hashlib, os, socket, subprocess, sys
+salt, password, socket_path, daemon = sys.argv[1:]
+key = hashlib.pbkdf2_hmac("sha512", password.encode(), open(salt, "rb").read(), 50000, 56)
+hash_read, hash_write = os.pipe()
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+if os.path.exists(socket_path):
+    os.unlink(socket_path)
+listener.bind(socket_path)
+listener.listen(1)
+subprocess.Popen([daemon, "--pam-login", str(hash_read), str(listener.fileno())],
+                 pass_fds=(hash_read, listener.fileno()), stdin=subprocess.DEVNULL, start_new_session=True)
+os.close(hash_read)
+listener.close()
+os.write(hash_write, key)
+os.close(hash_write)
+with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as environment:
+    environment.connect(socket_path)
+os.unlink(socket_path)
+' "$salt" "${2:-}" "$WITH_KEYRING_ROOT/ksecretd-env.socket" "$(command -v ksecretd)" \
+    >>"$WITH_KEYRING_ROOT/ksecretd.log" 2>&1 </dev/null
+  wait_for yes
+}
+
+# The old wallet's XDG_CONFIG_HOME: kwalletrc with oldwallet as the default (local) wallet.
+kwallet_old_config() {
+  local config=${WITH_KEYRING_ROOT:?}/oldwallet-config
+  mkdir -p "$config"
+  sed "s/^Default Wallet=.*/Default Wallet=$kwallet_old_wallet/" "$XDG_CONFIG_HOME/kwalletrc" >"$config/kwalletrc"
+  echo "$config"
+}
+
+kwallet_lock() { # kwallet_lock COLLECTION: Lock closes the wallet and writes it out first
+  dbus --dest=$name /org/freedesktop/secrets org.freedesktop.Secret.Service.Lock "array:objpath:$1" >/dev/null
+  kwallet_wait_locked true "$1"
+}
+
+# ksecretd has no pamOpen call: a wallet is created, or opened by its password, only by a start
+# with --pam-login. As with kwalletd5, the daemon is then restarted plain (as the bus would start
+# it) and the default wallet opened through the Secret Service: its Unlock prompt completes with
+# no dialog, the password being empty (a bus-activated ksecretd does the same for any client).
+# An Unlock prompt for the old wallet never completes instead (a password dialog, with no display).
+ksecretd_start() {
+  local dir old=/org/freedesktop/secrets/collection/$kwallet_old_wallet
+  dir=$(kwallet_dir)
+  if [ ! -f "$dir/$kwallet_wallet.kwl" ]; then
+    mkdir -p "$dir"
+    chmod 700 "$dir"
+    kwallet_pam_launch $kwallet_wallet
+    kwallet_wait_file $kwallet_wallet
+    stop TERM
+  fi
+  # Lived in: filled once, by a ksecretd that opened the old wallet by its password at its start
+  # (the only way to open it with no dialog; it is then unlocked already, and its Unlock needs no
+  # prompt); both wallets are then locked, which writes them out (ksecretd writes a wallet 5 s
+  # after a change, and not on SIGTERM), and the old one stays closed from then on, also after a
+  # restart.
+  local marker="${WITH_KEYRING_ROOT:?}/lived-in-filled"
+  if [ "${KEYRING_LIVED_IN:-0}" = 1 ] && [ ! -f "$marker" ]; then
+    kwallet_pam_launch $kwallet_old_wallet "$kwallet_old_password" "$(kwallet_old_config)"
+    kwallet_wait_file $kwallet_old_wallet
+    kwallet_unlock
+    kwallet_unlock $old
+    /usr/bin/python3 "$here/providers/lived-in.py" fill $kwallet_collection $old
+    kwallet_lock $old
+    kwallet_lock $kwallet_collection
+    stop TERM
+    : >"$marker"
+  fi
+  kwallet_launch
+  kwallet_unlock
+}
+
 provider_start() {
+  if [ "$kwallet_daemon" = ksecretd ]; then ksecretd_start; return; fi
   local dir old=/org/freedesktop/secrets/collection/$kwallet_old_wallet
   dir=$(kwallet_dir)
   if [ ! -f "$dir/$kwallet_wallet.kwl" ]; then
