@@ -364,7 +364,9 @@ public struct Keyring: Sendable {
             if item.isLocked, try call.properties(at: item.objectPath, isLocked: false)?.isLocked != false {
                 throw call.lockedError(at: [item.objectPath])
             }
-            if let secret = try call.secretOfExistingItem(at: item.objectPath) { return secret.bytes }
+            // KWallet renumbers its items on a restart: the path may name another item now.
+            guard let path = try call.currentPath(of: item) else { return nil }
+            if let secret = try call.secretOfExistingItem(at: path) { return secret.bytes }
             // Gone, or hidden by a locked collection (KeePassXC hides a locked database's items).
             if try call.itemCouldBeHidden(at: item.objectPath) { throw .locked(itemExists: false) }
             return nil
@@ -378,7 +380,9 @@ public struct Keyring: Sendable {
         if usesFileBackend { return try fileDelete(item: item) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             do throws(KeyringError) {
-                try call.deleteItem(at: item.objectPath)
+                // KWallet renumbers its items on a restart: never delete another item at its old path.
+                guard let path = try call.currentPath(of: item) else { return }
+                try call.deleteItem(at: path)
             } catch {
                 // Only an item that is really gone makes a failed delete a success; one a locked
                 // collection may hide (KeePassXC) is not known to be gone.

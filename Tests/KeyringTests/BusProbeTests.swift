@@ -11,8 +11,8 @@ struct BusProbeTests {
         try requireTestKeyring()
         #expect(BusProbe.opensPlainSession())
         #expect(BusProbe.isAvailable("org.freedesktop.secrets"))
-        // kwalletd5 owns its own name; on the other providers' buses Debian's activation file may offer it.
-        if TestProvider.isKWallet { #expect(BusProbe.isAvailable("org.kde.kwalletd5")) }
+        // KWallet's daemon owns its own name; on the other providers' buses Debian's activation file may offer it.
+        if TestProvider.isKWallet { #expect(BusProbe.isAvailable("org.kde.\(TestProvider.kwalletDaemon)")) }
         #expect(!BusProbe.isAvailable("org.example.NoSuchName"))
     }
 }

@@ -50,7 +50,7 @@ struct SessionKeyTests {
     /// 1,024 fresh sessions hit a mismatched key with 98% chance; each read must replace it.
     @Test(
         "a read that may find nothing still replaces a mismatched session: 1,024 fresh sessions read the value",
-        .enabled(if: TestProvider.isKWallet, "only kwalletd's sessions are checked, so only they can mismatch"))
+        .needs(.checkedSessions))
     func readIfReadableReplacesBadSessions() throws {
         try requireTestKeyring()
         let id = uniqueID("sessions-read")
@@ -70,7 +70,7 @@ struct SessionKeyTests {
     // Only kwalletd5's sessions are checked against the check item; other providers never see one.
     @Test(
         "a session-check item with the wrong content (left by a bad session) is replaced, and reads work",
-        .enabled(if: TestProvider.isKWallet, "the session check runs only against kwalletd5"))
+        .needs(.checkedSessions))
     func badCheckItemIsReplaced() throws {
         try requireTestKeyring()
         let check = ["keyring-identity": "session-check"]

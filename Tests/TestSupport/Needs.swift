@@ -23,6 +23,12 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
     case livedIn
     /// A keyring with only the suite's own items: every run but a lived-in one.
     case pristine
+    /// A provider that saves a write's value seconds after it answers, and keeps the item with an
+    /// empty secret when it is killed first: KWallet's ksecretd (KDE Frameworks 6.14 and later).
+    case savesSecretsLate
+    /// kwalletd5 or kwalletd6, whose sessions the library checks: 1 in 256 of their Diffie-Hellman
+    /// sessions derive another key than libsecret (ksecretd's do not).
+    case checkedSessions
     /// A run where suites that test no provider run: the file backend's, every order of events,
     /// keyring-sandbox (which starts daemons of its own), idtool's generated man page and
     /// completions. Pristine gnome-keyring's run and the bus-free ones; not another provider's
@@ -40,6 +46,8 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
         case .fileBackend: "libsecret's file backend (SECRET_BACKEND=file)"
         case .livedIn: "a lived-in keyring (--lived-in)"
         case .pristine: "a pristine keyring (not --lived-in)"
+        case .savesSecretsLate: "a provider that saves a write's value seconds later (KWallet's ksecretd)"
+        case .checkedSessions: "kwalletd5 or kwalletd6, whose sessions the library checks"
         case .providerFree: "a run for suites that test no provider (pristine gnome-keyring's or none: another provider's, a lived-in or a SECRET_BACKEND=file run would repeat them)"
         }
     }
@@ -64,6 +72,9 @@ public struct TestConfiguration: Sendable, CustomStringConvertible {
             capabilities.formUnion([.secretService, .locking])
             if provider == "gnome-keyring" { capabilities.insert(.mockPrompter) }
             if provider == "keepassxc" { capabilities.formUnion([.secondDatabase, .hidesLockedItems]) }
+            if provider == "kwallet" {
+                capabilities.insert(environment["KWALLET_DAEMON"] == "ksecretd" ? .savesSecretsLate : .checkedSessions)
+            }
         }
         capabilities.insert(environment["KEYRING_LIVED_IN"] == "1" ? .livedIn : .pristine)
         if (!harness || provider == "gnome-keyring") && !file && !capabilities.contains(.livedIn) { capabilities.insert(.providerFree) }

@@ -15,7 +15,7 @@ struct SessionCheckReadOnlyTests {
 
     @Test(
         "doctor, a miss and a read in fresh processes create no session-check item; a write does",
-        .enabled(if: TestProvider.isKWallet, "the session check runs only against kwalletd5"))
+        .needs(.checkedSessions))
     func readsDoNotWrite() throws {
         try requireTestKeyring()
         let id = Idtool.uniqueIdentifier("session-check")

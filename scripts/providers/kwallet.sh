@@ -279,3 +279,24 @@ provider_lock() {
 }
 
 provider_unlock() { kwallet_unlock; }
+
+# ksecretd writes a wallet about 5 s after a change and not on SIGTERM, so a stop would lose what a
+# test wrote just before: a stop (TERM) locks every open wallet first, which writes it, as
+# KeePassXC's harness saves before it stops. A kill (KILL) loses what is unsaved, as it can on a
+# desktop; the lost-write tests use it.
+if [ "$kwallet_daemon" = ksecretd ] && declare -F stop >/dev/null; then
+  eval "unsaving_$(declare -f stop)"
+  stop() { # stop [signal]
+    if [ "${1:-TERM}" = TERM ]; then resume bus; resume service; fi
+    if [ "${1:-TERM}" = TERM ] && has_owner; then
+      local open
+      open=$(dbus --dest=$name /org/freedesktop/secrets org.freedesktop.DBus.Properties.Get \
+        string:org.freedesktop.Secret.Service string:Collections 2>/dev/null |
+        awk '/object path/ {gsub(/"/, "", $3); print $3}' | while read -r collection; do
+          [ "$(kwallet_locked "$collection")" != false ] || echo "$collection"
+        done)
+      for collection in $open; do kwallet_lock "$collection" || true; done
+    fi
+    unsaving_stop "$@"
+  }
+fi

@@ -8,8 +8,10 @@ internal import CLibSecret
 struct Provider: Equatable {
     enum Family: Equatable {
         case gnomeKeyring
-        /// kwalletd5, kwalletd6 and ksecretd.
+        /// kwalletd5 and kwalletd6.
         case kwallet
+        /// KDE Frameworks 6.14 and later: the Secret Service's store left kwalletd6 (then a proxy).
+        case ksecretd
         case keePassXC
         case unknown
     }
@@ -20,12 +22,16 @@ struct Provider: Equatable {
     /// (gnome-keyring, KWallet), so a search that returns no path at all proves the item absent.
     /// KeePassXC hides a locked database's items: there a miss while a collection is locked is
     /// unknown. A daemon nobody knows is assumed to hide them.
-    var listsLockedMatches: Bool { family == .gnomeKeyring || family == .kwallet }
+    var listsLockedMatches: Bool { family != .keePassXC && family != .unknown }
+
+    /// True when the provider numbers its items' paths anew on every start (KWallet: after a
+    /// restart that follows a deletion, an earlier search's path can name another item).
+    var renumbersItems: Bool { family == .kwallet || family == .ksecretd }
 
     /// Well-known names and the family whose daemon owns them beside `org.freedesktop.secrets`.
     static let markers: [(name: String, family: Family)] = [
         ("org.gnome.keyring", .gnomeKeyring),
-        ("org.kde.kwalletd5", .kwallet), ("org.kde.kwalletd6", .kwallet), ("org.kde.ksecretd", .kwallet),
+        ("org.kde.kwalletd5", .kwallet), ("org.kde.kwalletd6", .kwallet), ("org.kde.ksecretd", .ksecretd),
         ("org.keepassxc.KeePassXC.MainWindow", .keePassXC),
     ]
 
@@ -35,7 +41,7 @@ struct Provider: Equatable {
     /// The family whose daemon exports these child nodes of its connection's root object:
     /// KeePassXC's `/keepassxc`, kwalletd's `/modules` (its `kwalletd5` or `kwalletd6` module),
     /// ksecretd's `/ksecretd` (KDE Frameworks 6.14 and later).
-    static let rootNodes: [(node: String, family: Family)] = [("keepassxc", .keePassXC), ("modules", .kwallet), ("ksecretd", .kwallet)]
+    static let rootNodes: [(node: String, family: Family)] = [("keepassxc", .keePassXC), ("modules", .kwallet), ("ksecretd", .ksecretd)]
 
     /// The last owner recognised: its unique name (never reused on one bus), with this process's
     /// connection and its own unique name on that bus, since a new bus numbers names from `:1.0` again.

@@ -81,6 +81,18 @@ extension ServiceCall {
         return result
     }
 
+    /// The path where `item`, from an earlier search, is now; nil when it is gone. Where the
+    /// provider renumbers its items on a start (KWallet), the item at the old path must still have
+    /// the same attributes and creation time, else it is looked up again by those; elsewhere the
+    /// path stands.
+    func currentPath(of item: KeyringItem) throws(KeyringError) -> String? {
+        guard !item.isLocked, !item.attributes.isEmpty, provider().renumbersItems else { return item.objectPath }
+        func isSame(_ other: KeyringItem) -> Bool { other.attributes == item.attributes && other.created == item.created }
+        if let now = try properties(at: item.objectPath, isLocked: false), now.isLocked || isSame(now) { return item.objectPath }
+        let found = try search(item.attributes).filter(isSame)
+        return found.count == 1 ? found[0].objectPath : nil
+    }
+
     /// The secret bytes of the item at `path`, and their content type; nil when the service
     /// returned none (the item vanished, or is locked: the caller tells which).
     ///
