@@ -189,6 +189,7 @@ public struct Keyring: Sendable {
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) in
                 call.notes.mayCreate = true
+                try call.refuseItemTheProviderMisreads(attributes, secret: secret)
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                 try call.withCreationLock(for: attributes) { () throws(KeyringError) in
                     if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
@@ -279,6 +280,7 @@ public struct Keyring: Sendable {
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
                 call.notes.mayCreate = true
+                try call.refuseItemTheProviderMisreads(attributes, secret: secret)
                 return try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                     if let found = try call.readFirst(try call.search(matching), order: order) {
                         return .existing(item: found.item, secret: found.bytes)

@@ -98,6 +98,30 @@ struct BinaryValueTests {
         #expect(try Keyring.default.search(["service": id]).isEmpty)
     }
 
+    // Issue 34: ksecretd keeps an item whose type attribute is "map" as a KWallet map, a JSON
+    // object of strings, and read other bytes back as "{}". Red before on ksecretd.
+    @Test(
+        "an item whose type attribute is map reads back its bytes, or is refused before anything is written; a JSON map is always kept",
+        .needs(.secretService))
+    func typeMapNeverChangesTheValue() throws {
+        try requireTestKeyring()
+        let id = uniqueID("type-map")
+        defer { _ = try? Keyring.default.delete(["service": id]) }
+        let other = ["service": id, "type": "map", "n": "1"], map = ["service": id, "type": "map", "n": "2"]
+        var refused: KeyringError?
+        do { try Keyring.default.store(Data("not a map".utf8), attributes: other, label: id) } catch { refused = error }
+        if let error = refused {
+            #expect("\(error)".contains("JSON object of strings"), "\(error)")
+            #expect(try Keyring.default.search(other).isEmpty)
+        } else {
+            #expect(try Keyring.default.lookup(other) == Data("not a map".utf8))
+        }
+        let json = Data(#"{"user":"ann","host":"example.org"}"#.utf8)
+        try Keyring.default.store(json, attributes: map, label: id)
+        let read = try #require(try Keyring.default.lookup(map))
+        #expect(try JSONDecoder().decode([String: String].self, from: read) == ["user": "ann", "host": "example.org"])
+    }
+
     @Test("object(forKey: .valueData) on non-UTF-8 bytes throws valueIsNotText, not nil or garbage")
     func nonTextValueThrows() throws {
         try requireTestKeyring()

@@ -24,6 +24,11 @@ struct Provider: Equatable {
     /// unknown. A daemon nobody knows is assumed to hide them.
     var listsLockedMatches: Bool { family != .keePassXC && family != .unknown }
 
+    /// True when the provider keeps an item whose `type` attribute is `map` as a KWallet map, a
+    /// JSON object of strings, whatever its content type: other bytes come back as `{}` (ksecretd,
+    /// from KWallet's own entry types).
+    var keepsTypeMapAsJSON: Bool { family == .ksecretd }
+
     /// True when the provider numbers its items' paths anew on every start (KWallet: after a
     /// restart that follows a deletion, an earlier search's path can name another item).
     var renumbersItems: Bool { family == .kwallet || family == .ksecretd }

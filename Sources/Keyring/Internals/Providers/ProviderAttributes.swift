@@ -51,7 +51,24 @@ enum ProviderValues {
     }
 }
 
+extension ProviderValues {
+    /// True when `bytes` are a JSON object whose values are all strings: a KWallet map.
+    static func isJSONObjectOfStrings(_ bytes: Data) -> Bool {
+        (try? JSONDecoder().decode([String: String].self, from: bytes)) != nil
+    }
+}
+
 extension ServiceCall {
+    /// Throws `.invalidArgument` before a write ksecretd would keep as something else: an item
+    /// whose `type` attribute is `map` must hold a JSON object of strings there
+    /// (`Provider.keepsTypeMapAsJSON`). Asks for the provider only for such items.
+    func refuseItemTheProviderMisreads(_ attributes: [String: String], secret: Data) throws(KeyringError) {
+        guard attributes["type"] == "map", !ProviderValues.isJSONObjectOfStrings(secret), provider().keepsTypeMapAsJSON else { return }
+        throw .invalidArgument(
+            "KWallet's ksecretd keeps an item whose attribute type is \"map\" as a map, a JSON object of strings, and returns {} "
+                + "for other bytes; store a JSON object of strings, or give the type attribute another value")
+    }
+
     /// Throws `.invalidArgument` before a write KeePassXC would refuse or store empty (see
     /// `ProviderValues`). Asks for the provider only when the value holds a field reference.
     func refuseValueTheProviderRejects(_ secret: Data) throws(KeyringError) {
