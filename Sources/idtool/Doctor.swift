@@ -230,6 +230,7 @@ enum Doctor {
             case "gnome-keyring-daemon": "GNOME Keyring"
             case "kwalletd5", "kwalletd6", "ksecretd": "KWallet"
             case "keepassxc", "KeePassXC": "KeePassXC"
+            case "oo7-daemon": "oo7"
             default: nil
             }
         return product.map { "\(provider) (\($0))" } ?? provider

@@ -54,6 +54,8 @@ struct DoctorTests {
         let checks = Doctor.keyringChecks(status(provider: "kwalletd5"), environment: busEnv)
         #expect(checks[1].detail == "provided by kwalletd5 (KWallet)")
         #expect(Doctor.keyringChecks(status(), environment: busEnv)[1].detail == "provided by gnome-keyring-daemon (GNOME Keyring)")
+        #expect(Doctor.describe(provider: "ksecretd") == "ksecretd (KWallet)")
+        #expect(Doctor.describe(provider: "oo7-daemon") == "oo7-daemon (oo7)")
     }
 
     @Test("no Secret Service while KWallet is on the bus: the fix is kwalletrc's apiEnabled")
