@@ -32,30 +32,9 @@ struct KWalletOnBus: Equatable, Sendable {
         return nil
     }
 
-    /// `[org.freedesktop.secrets] apiEnabled` in `$XDG_CONFIG_HOME/kwalletrc` (else
-    /// `~/.config/kwalletrc`), read as KConfig reads a boolean; nil when unset or unreadable.
+    /// `[org.freedesktop.secrets] apiEnabled` in kwalletrc; nil when unset or unreadable.
     static func apiEnabled(environment: [String: String]) -> Bool? {
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
-        guard let text = try? String(contentsOfFile: configHome + "/kwalletrc", encoding: .utf8) else { return nil }
-        var section = ""
-        var value: Bool?
-        for line in text.split(whereSeparator: \.isNewline) {
-            let line = line.trimmingCharacters(in: .whitespaces)
-            if line.hasPrefix("[") {
-                section = line
-                continue
-            }
-            guard section == "[org.freedesktop.secrets]", let equals = line.firstIndex(of: "="),
-                line[..<equals].trimmingCharacters(in: .whitespaces) == "apiEnabled"
-            else { continue }
-            switch line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces).lowercased() {
-            case "true", "on", "yes", "1": value = true
-            case "false", "off", "no", "0": value = false
-            default: value = nil
-            }
-        }
-        return value
+        KWalletConfig.bool("apiEnabled", in: "org.freedesktop.secrets", environment: environment)
     }
 
     /// doctor's Secret Service check for this daemon, when `service` has no owner.

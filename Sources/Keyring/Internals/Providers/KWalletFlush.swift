@@ -62,21 +62,7 @@ extension ServiceCall {
     }
 
     /// True when kwalletrc asks kwalletd to confirm each application that opens a wallet.
-    static func promptsOnOpen() -> Bool {
-        let environment = ProcessInfo.processInfo.environment
-        guard
-            let directory = environment["XDG_CONFIG_HOME"].flatMap({ $0.isEmpty ? nil : $0 })
-                ?? environment["HOME"].map({ $0 + "/.config" }),
-            let text = try? String(contentsOfFile: directory + "/kwalletrc", encoding: .utf8)
-        else { return false }
-        var inWallet = false
-        for line in text.split(whereSeparator: \.isNewline) {
-            let line = String(line.filter { $0 != " " && $0 != "\t" })
-            if line.hasPrefix("[") { inWallet = line == "[Wallet]" }
-            if inWallet, line == "PromptonOpen=true" { return true }
-        }
-        return false
-    }
+    static func promptsOnOpen() -> Bool { KWalletConfig.bool("Prompt on Open", in: "Wallet") == true }
 
     private func kwallet<T>(
         _ connection: OpaquePointer, _ method: String, _ parameters: OpaquePointer?, reply replyType: String,
