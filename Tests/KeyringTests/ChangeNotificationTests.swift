@@ -159,6 +159,42 @@ struct ChangeNotificationTests {
             "unlocked \(unlocked.map { milliseconds($0.latency) } ?? -1) ms; kinds \(log.kinds.map(\.rawValue))")
     }
 
+    /// A lock's signals handled after the daemon quit (the watch's queue behind, as under load):
+    /// each read once went through a call that had the bus start gnome-keyring again from its
+    /// service file, locked, and the watch then reported that daemon's view (a deletion, a change)
+    /// and never the unlock. Paused here, it fails that way every time without the fix.
+    @Test(
+        "a signal handled after the daemon quit never has the bus start another: nothing but the lock, stop and start",
+        .needs(.secretService))
+    func signalHandledAfterTheDaemonQuit() async throws {
+        try requireTestKeyring()
+        let id = uniqueID("watch-quit")
+        let store = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(20), unlock: .never))
+        try storeWithSecretTool(id, "kept")
+        defer { try? store.reset() }
+        let log = ChangeLog(try await store.changes())
+        defer { log.stop() }
+        let pause = try TestPausePoint("watch-handles-signal")
+        defer { pause.end() }
+        let since = ContinuousClock.now
+        try keyringCtl("lock")
+        let reached = await pause.reached()
+        try keyringCtl("stop")
+        pause.go()
+        try #require(reached, "the watch never handled the lock's signals: \(log.kinds)")
+        // The stop's NameOwnerChanged follows the lock's signals: once it is reported, they were handled.
+        try #require(await log.first(.serviceStopped, from: 0, since: since, within: .seconds(40)) != nil, "no stop: \(log.kinds)")
+        #expect(BusProbe.hasOwner(BusProbe.secretServiceName) == false, "the watch had the bus start the daemon: \(log.kinds)")
+        let mark = log.count
+        try keyringCtl("start")
+        #expect(await log.first(.serviceStarted, from: mark, since: since, within: .seconds(40)) != nil, "no start: \(log.kinds)")
+        try await store.setObject("after", forKey: .valueData)
+        #expect(await log.first(.changed, from: mark, since: since, within: .seconds(40)) != nil, "no change after the start: \(log.kinds)")
+        let items = log.kinds.filter { ![.locked, .unlocked, .serviceStopped, .serviceStarted].contains($0) }
+        #expect(items == [.changed], "only the update after the start: \(log.kinds)")
+        #expect(log.kinds.filter { $0 == .serviceStarted }.count == 1, "one daemon started: \(log.kinds)")
+    }
+
     @Test(
         "the service going away and coming back arrive as service-stopped and service-started, and the watch goes on",
         .enabled(if: !TestProvider.usesFileBackend, "the file backend has no service"))

@@ -60,9 +60,10 @@ struct ServiceCall: ~Copyable {
         timeout: Duration,
         cancellation: Cancellation? = nil,
         unlock: UnlockPolicy = .never,
+        startsService: Bool = true,
         _ body: (borrowing ServiceCall) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
-        try run(deadline: CallDeadline(timeout: timeout), cancellation: cancellation, unlock: unlock, body)
+        try run(deadline: CallDeadline(timeout: timeout), cancellation: cancellation, unlock: unlock, startsService: startsService, body)
     }
 
     /// Runs `body` against the process's Secret Service, by `deadline`: the public call's one
@@ -81,16 +82,21 @@ struct ServiceCall: ~Copyable {
     /// service's prompt, and runs once more,
     /// within the same deadline. Operations throw `.locked` before they change anything, so
     /// running one again is safe.
+    ///
+    /// With `startsService` false, a service with no running daemon is `.noSecretService`, never
+    /// one the bus starts: a change watch's calls follow the daemon it watches, and one made as
+    /// that daemon quit had the bus start another, locked, in its place (CI, under load).
     @discardableResult
     static func run<T>(
         deadline: CallDeadline,
         cancellation: Cancellation? = nil,
         unlock: UnlockPolicy = .never,
+        startsService: Bool = true,
         _ body: (borrowing ServiceCall) throws(KeyringError) -> T
     ) throws(KeyringError) -> T {
         func attempt() throws(KeyringError) -> T {
             try Deadline.run(until: deadline, cancellation: cancellation) { callCancellation throws(KeyringError) -> T in
-                let service = try connect(callCancellation.pointer)
+                let service = try connect(callCancellation.pointer, startsService: startsService)
                 defer { g_object_unref(service) }
                 // The KWallet session check runs where a secret first crosses the session (SessionCheck.swift).
                 let call = ServiceCall(cancellable: callCancellation.pointer, service: service, callDeadline: deadline)
@@ -124,14 +130,19 @@ struct ServiceCall: ~Copyable {
         }
     }
 
-    private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) -> UnsafeMutablePointer<
-        SecretService
-    > {
+    private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>, startsService: Bool) throws(KeyringError)
+        -> UnsafeMutablePointer<SecretService>
+    {
         if let problem = BusEnvironment.problem() ?? BusEnvironment.serviceNameProblem() { throw problem }
         // libsecret 0.21.8 (Debian 14) unrefs a non-object when secret_service_get_sync fails for a
         // name nobody owns or can start (a GLib critical): ask the bus first. A bus that does not
-        // answer is left to libsecret, whose error says so.
-        if BusProbe.availability(BusEnvironment.serviceName) == false { throw .noSecretService }
+        // answer is left to libsecret, whose error says so. libsecret's proxy and its OpenSession
+        // start an activatable daemon, so without `startsService` only a running one will do.
+        if startsService {
+            if BusProbe.availability(BusEnvironment.serviceName) == false { throw .noSecretService }
+        } else if BusProbe.hasOwner(BusEnvironment.serviceName) != true {
+            throw .noSecretService
+        }
         let service: UnsafeMutablePointer<SecretService>?
         do throws(KeyringError) {
             service = try throwingGError(.connecting) {
@@ -149,7 +160,7 @@ struct ServiceCall: ~Copyable {
             // A session left from a restarted daemon: start over on a new one.
             g_object_unref(service)
             disconnect()
-            return try connect(cancellable)
+            return try connect(cancellable, startsService: startsService)
         }
         rememberSessionOwner(service)
         return service

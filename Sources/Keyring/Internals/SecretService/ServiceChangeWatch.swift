@@ -9,7 +9,8 @@ import Synchronization
 /// item it keeps is also what names a deleted item, whose attributes can no longer be read. Lock
 /// changes are the `Locked` property of the collections that hold a matching item and of the
 /// default one, read again when one of them signals. A change of the service's owner is a stop and
-/// a start; after a start the items are looked up again and compared with the map.
+/// a start; after a start the items are looked up again and compared with the map. None of these
+/// calls has the bus start a daemon (`startsService: true`): the watch follows the one it watches.
 ///
 /// The filter's thread only copies a signal into `pending` (at most `pendingLimit`; past that they
 /// are dropped for one full look), and this watch's own serial queue does the calls. So nothing
@@ -152,12 +153,13 @@ final class ServiceChangeWatch: @unchecked Sendable {
                 if let newOwner = signal.newOwner {
                     ownerChanged(to: newOwner)
                 } else if running {
-                    // A signal whose object cannot be read now (the daemon going) is left to the next look.
-                    try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try handle(signal, call) }
+                    TestPause.at("watch-handles-signal")
+                    // A signal whose object cannot be read now (the daemon going or gone) is left to the next look.
+                    try? ServiceCall.run(timeout: timeout, startsService: false) { call throws(KeyringError) in try handle(signal, call) }
                 }
             }
             if batch.overflowed && running {
-                try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in try look(call, report: true) }
+                try? ServiceCall.run(timeout: timeout, startsService: false) { call throws(KeyringError) in try look(call, report: true) }
             }
         }
     }
@@ -177,7 +179,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
         emit(KeyringChange(.serviceStarted))
         owner += 1
         // A new daemon: its items may differ from those the old one had.
-        try? ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
+        try? ServiceCall.run(timeout: timeout, startsService: false) { call throws(KeyringError) in
             _ = ServiceSignals.synchronize(call)
             try look(call, report: true)
         }
@@ -199,7 +201,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
         guard let delay = delays.first else { return }
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, !self.isStopped, self.running, self.owner == started else { return }
-            try? ServiceCall.run(timeout: self.timeout) { call throws(KeyringError) in try self.look(call, report: true) }
+            try? ServiceCall.run(timeout: self.timeout, startsService: false) { call throws(KeyringError) in try self.look(call, report: true) }
             self.lookAgain(afterStartOf: started, delays: Array(delays.dropFirst()))
         }
     }
