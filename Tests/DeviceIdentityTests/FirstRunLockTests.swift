@@ -22,9 +22,8 @@ struct FirstRunLockTests {
         let inner = try fixture.resolver(keyring: Keyring(timeout: .seconds(3)))
         let outer = try fixture.resolver(
             policy: .custom(name: "inner resolver") { try inner.identifier() }, keyring: Keyring(timeout: .seconds(3)))
-        let start = ContinuousClock.now
+        // Blocked on its own lock, the inner run would throw .timedOut after 3 s, and so would this.
         let value = try outer.identifier()
-        #expect(start.duration(to: .now) < .seconds(2.5))
         #expect(isUUIDv4(value))
         #expect(try inner.identifier() == value)
         #expect(try fixture.keyringValue() == value)
