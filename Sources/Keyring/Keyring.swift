@@ -114,6 +114,12 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked` when any match is locked, or when nothing matches and a
     ///   locked collection may hide matches (KeePassXC); or another `KeyringError`.
     public func readAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
+        try readAll(attributes, lostAsEmpty: false)
+    }
+
+    /// `readAll(_:)`; with `lostAsEmpty`, an item whose value the provider lost (`.valueLost`) is
+    /// listed with an empty value instead of failing the read.
+    private func readAll(_ attributes: [String: String], lostAsEmpty: Bool) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try fileReadAll(attributes) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
@@ -121,8 +127,12 @@ public struct Keyring: Sendable {
             try call.throwIfAnyLocked(items)
             var result: [(item: KeyringItem, secret: Data)] = []
             for item in items {
-                // Deleted between the search and this read: not there any more.
-                if let (bytes, _) = try call.secretOfExistingItem(at: item.objectPath) { result.append((item, bytes)) }
+                do throws(KeyringError) {
+                    // Deleted between the search and this read: not there any more.
+                    if let (bytes, _) = try call.secretOfExistingItem(at: item.objectPath) { result.append((item, bytes)) }
+                } catch .valueLost where lostAsEmpty {
+                    result.append((item, Data()))
+                }
             }
             if result.isEmpty { try call.throwIfLockedMiss([]) }
             return result
@@ -133,15 +143,17 @@ public struct Keyring: Sendable {
     /// none is locked and every value is non-empty, they are read without encryption (a `plain`
     /// session) in two round trips; otherwise, as `readAll(_:)`. Secrets must use `readAll(_:)`.
     /// - Parameter attributes: the attributes to match; at least one is required.
+    /// An item whose value the provider lost is listed with an empty value, which breaks the
+    /// identifier rules: the resolver then writes the value back from its backup.
     /// - Returns: every match with its value, oldest first.
-    /// - Throws: what `readAll(_:)` throws.
+    /// - Throws: what `readAll(_:)` throws, but `.valueLost`.
     package func readAllNonSecret(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
         if usesFileBackend { return try readAll(attributes) }
         return try plainFirst(attributes, withProperties: true) { found in
             found.map { (item: $0.item!, secret: $0.secret) }
         } otherwise: { rest throws(KeyringError) in
-            try rest.readAll(attributes)
+            try rest.readAll(attributes, lostAsEmpty: true)
         }
     }
 

@@ -49,6 +49,11 @@ public enum KeyringError: Error, Sendable, Equatable {
     /// `provider` is the daemon's process name (e.g. `kwalletd6`) when it could be found;
     /// `detail` is the service's own message.
     case keyExchangeFailed(provider: String?, detail: String)
+    /// The item exists but the provider lost its value: it was written non-empty and reads back
+    /// empty. KWallet's ksecretd saves a value up to 5 s after the write answered, and keeps the
+    /// item's attributes at once, so a daemon stopped in between (a logout, a crash) leaves the
+    /// item empty. Never reported as an empty value; write the value again.
+    case valueLost(path: String)
     /// Any other failure reported by the service, with GLib's error domain, code and message.
     case serviceFailure(domain: String, code: Int32, message: String)
 }
@@ -104,6 +109,9 @@ extension KeyringError: CustomStringConvertible {
         case .keyExchangeFailed(let provider, let detail):
             let who = provider.map { "the Secret Service (\($0))" } ?? "the Secret Service"
             return "\(who) cannot open an encrypted session, its key exchange fails (\(detail)): \(Self.keyExchangeFix(provider: provider))"
+        case .valueLost(let path):
+            return
+                "the item \(path) exists but the Secret Service lost its value (written non-empty, it reads back empty: the daemon stopped before it saved it): write the value again"
         case .serviceFailure(let domain, let code, let message):
             return "the Secret Service failed (\(domain) \(code)): \(message)"
         }

@@ -28,7 +28,7 @@ enum ExitCode: Int32, Sendable, CaseIterable {
         case .locked, .timedOut, .cancelled: self = .temporaryFailure
         case .invalidArgument, .valueIsNotText, .ambiguousItem: self = .dataError
         case .serviceFailure: self = .software
-        case .wrongKey, .keyringFileDamaged: self = .dataError
+        case .wrongKey, .keyringFileDamaged, .valueLost: self = .dataError
         case .keyringFileUnavailable, .keyExchangeFailed, .unsupported: self = .unavailable
         }
     }

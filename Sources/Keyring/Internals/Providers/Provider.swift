@@ -29,6 +29,12 @@ struct Provider: Equatable {
     /// from KWallet's own entry types).
     var keepsTypeMapAsJSON: Bool { family == .ksecretd }
 
+    /// True when the provider answers a write before it saves the value, and saves the item's
+    /// attributes at once: ksecretd writes its wallet file on a 5 s timer, so a daemon stopped in
+    /// between leaves the item with an empty secret. Items written non-empty there carry
+    /// `ProviderAttributes.nonEmptyValue`, so that the loss reads as `.valueLost`, not as "".
+    var savesValuesLate: Bool { family == .ksecretd }
+
     /// True when the provider numbers its items' paths anew on every start (KWallet: after a
     /// restart that follows a deletion, an earlier search's path can name another item).
     var renumbersItems: Bool { family == .kwallet || family == .ksecretd }

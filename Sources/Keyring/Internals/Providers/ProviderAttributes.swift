@@ -13,11 +13,28 @@ import Foundation
 enum ProviderAttributes {
     static let keePassXC: Set<String> = ["Title", "UserName", "URL", "Notes", "Uuid", "Path", "FDO_SECRETS_CONTENT_TYPE"]
 
-    /// `attributes` without those the provider added, except any named in `keeping` (what a
-    /// caller asked for explicitly).
+    /// The one attribute this library adds itself, on a provider that saves values late
+    /// (`Provider.savesValuesLate`), to an item whose value is not empty: an empty secret read
+    /// from an item that has it is a lost write (`KeyringError.valueLost`), not a value.
+    static let nonEmptyValue = (name: "keyring-identity:value", value: "non-empty")
+
+    /// True when `attributes` say the item was written with a non-empty value.
+    static func marksNonEmpty(_ attributes: [String: String]) -> Bool { attributes[nonEmptyValue.name] == nonEmptyValue.value }
+
+    /// `attributes` with the non-empty marker set, or removed.
+    static func marked(_ attributes: [String: String], nonEmpty: Bool) -> [String: String] {
+        var marked = attributes
+        marked[nonEmptyValue.name] = nonEmpty ? nonEmptyValue.value : nil
+        return marked
+    }
+
+    /// `attributes` without those the provider (or this library's marker) added, except any named
+    /// in `keeping` (what a caller asked for explicitly).
     static func withoutAdded(_ attributes: [String: String], keeping: Set<String> = []) -> [String: String] {
-        guard attributes["Uuid"] != nil, attributes["Path"] != nil else { return attributes }
-        return attributes.filter { !keePassXC.contains($0.key) || keeping.contains($0.key) }
+        var own = attributes
+        if !keeping.contains(nonEmptyValue.name) { own[nonEmptyValue.name] = nil }
+        guard own["Uuid"] != nil, own["Path"] != nil else { return own }
+        return own.filter { !keePassXC.contains($0.key) || keeping.contains($0.key) }
     }
 }
 

@@ -97,7 +97,8 @@ extension ServiceCall {
     /// returned none (the item vanished, or is locked: the caller tells which).
     ///
     /// An empty secret is a value only when the item is unlocked: KWallet answers GetSecret on a
-    /// locked wallet with success and an empty secret, which then throws `.locked`.
+    /// locked wallet with success and an empty secret, which then throws `.locked`; and only when
+    /// it was written empty: one marked non-empty lost its value (`.valueLost`, ksecretd).
     func secret(at path: String) throws(KeyringError) -> (bytes: Data, contentType: String)? {
         try checkSession(reading: path)
         let value: OpaquePointer?
@@ -116,6 +117,7 @@ extension ServiceCall {
         if data.isEmpty {
             guard let item = try properties(at: path, isLocked: false) else { return nil }
             if item.isLocked { throw lockedError(at: [path]) }
+            if ProviderAttributes.marksNonEmpty(item.attributes) { throw .valueLost(path: path) }
         }
         return (data, contentType)
     }
@@ -235,7 +237,8 @@ extension ServiceCall {
         if !hidden { hidden = try missCouldBeHidden() }
         if hidden { throw lockedError(at: [], itemExists: false) }
         try checkSession(reading: nil)
-        let path = try insertItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
+        let sent = provider().savesValuesLate ? ProviderAttributes.marked(attributes, nonEmpty: !secret.isEmpty) : attributes
+        let path = try insertItem(attributes: sent, label: label, secret: secret, contentType: contentType)
         let now = Date()
         ServiceSignals.noteCreated(
             KeyringItem(objectPath: path, attributes: attributes, label: label, isLocked: false, created: now, modified: now))
@@ -321,6 +324,7 @@ extension ServiceCall {
             try refuseValueTheProviderRejects(bytes)
             try checkSession(reading: nil)
         }
+        let attributes = try attributesMarkingValue(at: path, setting: attributes, secret: secret?.0)
         if label == nil, attributes == nil, let (bytes, contentType) = secret {
             return try setSecret(at: path, bytes, contentType: contentType)
         }
@@ -349,6 +353,19 @@ extension ServiceCall {
         // check above may have dropped them.
         if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
         flushIfKWallet()
+    }
+
+    /// The attributes an update sends so that, where the provider saves values late, the item's
+    /// non-empty marker follows its value (set before the value: the marker with an empty value
+    /// reads as lost, never the reverse); nil when nothing needs sending. Elsewhere, `attributes`.
+    private func attributesMarkingValue(
+        at path: String, setting attributes: [String: String]?, secret: Data?
+    ) throws(KeyringError) -> [String: String]? {
+        guard provider().savesValuesLate, let current = try properties(at: path, isLocked: false) else { return attributes }
+        let marked = ProviderAttributes.marksNonEmpty(current.attributes)
+        let nonEmpty = secret.map { !$0.isEmpty } ?? marked
+        if attributes == nil && nonEmpty == marked { return nil }
+        return ProviderAttributes.marked(attributes ?? current.attributes, nonEmpty: nonEmpty)
     }
 
     /// Sets the item's label to `label`, the one it has, after a secret-only update: gnome-keyring
