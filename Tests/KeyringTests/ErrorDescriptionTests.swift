@@ -40,6 +40,7 @@ struct ErrorDescriptionTests {
         let all: [KeyringError] = [
             .noSessionBus(detail: "x"), .noSecretService, .locked(itemExists: true), .locked(itemExists: false),
             .noDefaultCollection, .timedOut(seconds: 1.5), .cancelled, .valueIsNotText, .unsupported("x"),
+            .valueLost(path: "/org/freedesktop/secrets/collection/kdewallet/1"),
         ]
         for error in all { expectNoSecret(error, secret) }
     }
