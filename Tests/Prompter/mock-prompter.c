@@ -10,6 +10,9 @@
  *   ok PASSWORD   answer the next password prompt with PASSWORD
  *   cancel        dismiss the next password prompt
  *   hang          never answer the next password prompt (an unattended desktop)
+ *                 Each of these writes "queued" to REPLY_FIFO once the answer is queued, so that
+ *                 the sender returns only then: a prompt that came between the write to
+ *                 CONTROL_FIFO and this loop reading it met no answer and was dismissed (CI, loaded).
  *   status        write "expecting=yes|no unexpected=N" to REPLY_FIFO: whether a queued answer is
  *                 still unused, and how many prompts came with no answer queued (the mock
  *                 dismisses those)
@@ -24,6 +27,17 @@
 #include <unistd.h>
 
 static gint unexpected = 0;
+
+/* Tells the sender a command took effect (see the usage above). */
+static void
+acknowledge (const char *reply_fifo)
+{
+	FILE *reply = fopen (reply_fifo, "w");
+	if (reply) {
+		fputs ("queued\n", reply);
+		fclose (reply);
+	}
+}
 
 /* The mock reports a prompt it has no answer for with g_critical and dismisses it; count those
  * instead of aborting (tests run with G_DEBUG=fatal-criticals). */
@@ -93,13 +107,16 @@ main (int argc, char **argv)
 				 * in": it would store the password in login, and later unlocks of that keyring
 				 * (a lived-in one's "Work") would complete with no prompt at all. */
 				gcr_mock_prompter_expect_password_ok (line + 3, "choice-chosen", FALSE, NULL);
+				acknowledge (argv[2]);
 			} else if (strcmp (line, "cancel") == 0) {
 				gcr_mock_prompter_set_delay_msec (0);
 				gcr_mock_prompter_expect_password_cancel ();
+				acknowledge (argv[2]);
 			} else if (strcmp (line, "hang") == 0) {
 				/* An answer that arrives after an hour: the prompt stays open. */
 				gcr_mock_prompter_set_delay_msec (3600 * 1000);
 				gcr_mock_prompter_expect_password_cancel ();
+				acknowledge (argv[2]);
 			} else if (strcmp (line, "status") == 0) {
 				FILE *reply = fopen (argv[2], "w");
 				if (reply) {
