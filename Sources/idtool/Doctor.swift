@@ -82,6 +82,7 @@ enum Doctor {
             backend == .file
             ? fileChecks(status, path: KeyringBackend.keyringFilePath)
             : keyringChecks(status, environment: environment) + collectionsCheck(status) + provider
+                + splitKeyringCheck(environment: environment, provider: status.provider)
         let checks = [backendCheck(keyring.backend)] + keyringChecks + IdentityCommands.doctorChecks()
         let code = exitStatus(checks)
         Output.print(json ? self.json(checks) + "\n" : text(checks))

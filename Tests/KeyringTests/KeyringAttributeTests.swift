@@ -44,6 +44,20 @@ struct KeyringAttributeTests {
         #expect(try keyring.search(["service": id]).isEmpty)
     }
 
+    /// oo7-daemon keeps each item's content type as an attribute, `xdg:content-type` (read in its
+    /// source): a store of the same attributes must still update that item, never make a twin.
+    @Test("a provider's own xdg:content-type attribute (oo7-daemon's) is left out of a store's comparison: no twin", .needs(.secretService))
+    func providerContentTypeAttribute() throws {
+        try requireTestKeyring()
+        let id = uniqueID("kr-oo7")
+        defer { _ = try? Keyring.default.delete(["service": id]) }
+        // The item as oo7-daemon keeps it: the client's attributes and its content type.
+        try mustRun(secretTool, ["store", "--label", "oo7-like", "service", id, "username", "u", "xdg:content-type", "text/plain"], input: Data("one".utf8))
+        try Keyring.default.store(Data("two".utf8), attributes: ["service": id, "username": "u"], label: "updated")
+        #expect(try Keyring.default.search(["service": id]).count == 1)
+        #expect(try Keyring.default.lookup(["service": id, "username": "u"]) == Data("two".utf8))
+    }
+
     @Test("lookup of a miss returns nil, not an error")
     func lookupMissIsNil() throws {
         try requireTestKeyring()

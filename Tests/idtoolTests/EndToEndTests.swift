@@ -173,6 +173,29 @@ struct KeyringEndToEndTests {
         #expect((object["checks"] as? [[String: Any]])?.count ?? 0 >= 4)
     }
 
+    /// oo7-daemon (Fedora 45, GNOME OS) keeps keyrings in keyrings/v1/ and deletes gnome-keyring's
+    /// login.keyring without importing it when a v1 file exists (issue 34, from oo7's source).
+    @Test("doctor fails on a split login keyring (gnome-keyring's beside oo7-daemon's v1/), naming both; one alone is no finding")
+    func doctorSplitKeyring() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("split-keyring-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let keyrings = data.appendingPathComponent("keyrings")
+        try FileManager.default.createDirectory(at: keyrings.appendingPathComponent("v1"), withIntermediateDirectories: true)
+        var environment = Idtool.baseEnvironment
+        environment["XDG_DATA_HOME"] = data.path
+        try Data("GnomeKeyring\n\r\0\n".utf8).write(to: keyrings.appendingPathComponent("login.keyring"))
+        let alone = try Idtool.run(["doctor"], environment: environment)
+        #expect(alone.status == 0, "\(alone.stdoutText)\(alone.stderr)")
+        #expect(!alone.stdoutText.contains("keyring files"), "\(alone.stdoutText)")
+
+        try Data("GnomeKeyring\n\r\0\n".utf8).write(to: keyrings.appendingPathComponent("v1/login.keyring"))
+        let split = try Idtool.run(["doctor"], environment: environment)
+        #expect(split.status != 0)
+        let line = try #require(split.stdoutText.split(separator: "\n").first { $0.hasPrefix("FAIL keyring files: ") }, "\(split.stdoutText)")
+        #expect(line.contains(keyrings.path) && line.contains("v1/login.keyring") && line.contains("read as absent"), "\(line)")
+        #expect(split.stdoutText.contains("fix: copy both files somewhere safe first"), "\(split.stdoutText)")
+    }
+
     // MARK: locked keyring
 
     @Test("a locked keyring gives 75 and one stderr line, never absent or a new item")

@@ -36,8 +36,9 @@ struct Provider: Equatable {
     var savesValuesLate: Bool { family == .ksecretd }
 
     /// True when the provider numbers its items' paths anew on every start (KWallet: after a
-    /// restart that follows a deletion, an earlier search's path can name another item).
-    var renumbersItems: Bool { family == .kwallet || family == .ksecretd }
+    /// restart that follows a deletion, an earlier search's path can name another item). Assumed
+    /// of a daemon nobody knows: oo7-daemon 0.6 numbers them by their order in its file (its source).
+    var renumbersItems: Bool { family == .kwallet || family == .ksecretd || family == .unknown }
 
     /// Well-known names and the family whose daemon owns them beside `org.freedesktop.secrets`.
     static let markers: [(name: String, family: Family)] = [

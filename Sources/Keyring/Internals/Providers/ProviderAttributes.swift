@@ -6,12 +6,18 @@ import Foundation
 
 /// Attributes a provider adds to items on its own, which this library neither sends nor compares.
 ///
+/// oo7-daemon (0.6, read in its source) adds `xdg:content-type` to every item; it is left out of
+/// comparisons unless a caller names it, so a store of the same attributes updates, not twins.
+///
 /// KeePassXC gives every item `Title`, `UserName`, `URL`, `Notes` and the read-only `Uuid` and
 /// `Path` (sending those back fails the whole update), plus `FDO_SECRETS_CONTENT_TYPE` for a
 /// secret kept as an attachment. They are recognised only on an item that carries `Uuid` and
 /// `Path`, so another client's `Title` attribute on gnome-keyring stays an ordinary attribute.
 enum ProviderAttributes {
     static let keePassXC: Set<String> = ["Title", "UserName", "URL", "Notes", "Uuid", "Path", "FDO_SECRETS_CONTENT_TYPE"]
+
+    /// The content type oo7-daemon keeps as an attribute of every item.
+    static let oo7ContentType = "xdg:content-type"
 
     /// The one attribute this library adds itself, on a provider that saves values late
     /// (`Provider.savesValuesLate`), to an item whose value is not empty: an empty secret read
@@ -32,7 +38,7 @@ enum ProviderAttributes {
     /// in `keeping` (what a caller asked for explicitly).
     static func withoutAdded(_ attributes: [String: String], keeping: Set<String> = []) -> [String: String] {
         var own = attributes
-        if !keeping.contains(nonEmptyValue.name) { own[nonEmptyValue.name] = nil }
+        for name in [nonEmptyValue.name, oo7ContentType] where !keeping.contains(name) { own[name] = nil }
         guard own["Uuid"] != nil, own["Path"] != nil else { return own }
         return own.filter { !keePassXC.contains($0.key) || keeping.contains($0.key) }
     }
