@@ -10,7 +10,7 @@ import Synchronization
 /// changes are the `Locked` property of the collections that hold a matching item and of the
 /// default one, read again when one of them signals. A change of the service's owner is a stop and
 /// a start; after a start the items are looked up again and compared with the map. None of these
-/// calls has the bus start a daemon (`startsService: true`): the watch follows the one it watches.
+/// calls has the bus start a daemon (`startsService: false`): the watch follows the one it watches.
 ///
 /// The filter's thread only copies a signal into `pending` (at most `pendingLimit`; past that they
 /// are dropped for one full look), and this watch's own serial queue does the calls. So nothing
@@ -201,7 +201,9 @@ final class ServiceChangeWatch: @unchecked Sendable {
         guard let delay = delays.first else { return }
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, !self.isStopped, self.running, self.owner == started else { return }
-            try? ServiceCall.run(timeout: self.timeout, startsService: false) { call throws(KeyringError) in try self.look(call, report: true) }
+            try? ServiceCall.run(timeout: self.timeout, startsService: false) { call throws(KeyringError) in
+                try self.look(call, report: true)
+            }
             self.lookAgain(afterStartOf: started, delays: Array(delays.dropFirst()))
         }
     }
