@@ -11,7 +11,8 @@ public struct KeyringItem: Sendable, Hashable {
     /// The D-Bus object path, which names the item within the service. On libsecret's file
     /// backend, which has no paths, `file:` and a hash of the attributes.
     public let objectPath: String
-    /// The item's lookup attributes. Empty for a locked item whose keyring was loaded from disk.
+    /// The item's lookup attributes. For a locked item whose keyring was loaded from disk, empty or
+    /// only gnome-keyring's hashed forms (`gkr:compat:hashed:service`, …).
     public let attributes: [String: String]
     /// The item's display label.
     public let label: String
@@ -51,6 +52,10 @@ public enum InsertOutcome: Sendable, Equatable {
 }
 
 extension KeyringItem {
+    /// True for a locked item whose attributes cannot be read (`ProviderAttributes.areUnreadable`):
+    /// it may be anyone's, and what it shows is not what it holds.
+    var hidesAttributes: Bool { isLocked && ProviderAttributes.areUnreadable(attributes) }
+
     /// The order every read uses to pick one of several matches: `ItemOrder.standard`. The oldest
     /// comes first, so a twin that appears later never displaces a value already handed out.
     /// - Parameters:

@@ -93,8 +93,8 @@ extension SecretStore {
         if keyring.usesFileBackend { return try keyring.fileList(attributes).map(Listing.init) }
         return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) { call throws(KeyringError) -> [Listing] in
             let items = try call.search(attributes)
-            // A locked item without attributes cannot say whose it is: not listable.
-            if items.contains(where: { $0.isLocked && $0.attributes.isEmpty }) { throw .locked(itemExists: true) }
+            // A locked item whose attributes cannot be read cannot say whose it is: not listable.
+            if items.contains(where: \.hidesAttributes) { throw .locked(itemExists: true) }
             if items.isEmpty { try call.throwIfLockedMiss(items) }
             return items.map(Listing.init)
         }

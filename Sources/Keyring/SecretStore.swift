@@ -227,7 +227,7 @@ extension SecretStore {
     /// Without a group, items that carry one belong to another wrapper. A locked item whose
     /// attributes cannot be read might be ours, so it counts.
     func owns(_ item: KeyringItem) -> Bool {
-        if item.isLocked && item.attributes.isEmpty { return true }
+        if item.hidesAttributes { return true }
         return accessGroup != nil || item.attributes[Self.groupAttribute] == nil
     }
 

@@ -37,6 +37,13 @@ struct LivedInKeyringTests {
         #expect(keyringError { try old.setObject("overwrite", forKey: .valueData) } == .locked(itemExists: true))
         #expect(keyringError { try old.reset() } == .locked(itemExists: true))
         #expect(try never.search(["service": old.identifier]).map(\.isLocked) == [true])
+        if TestProvider.isGnomeKeyring {
+            // Its attributes read hashed: a listing cannot say whose it is.
+            #expect(keyringError { try SecretStore.items(identifier: old.identifier, keyring: never) } == .locked(itemExists: true))
+        } else {
+            let listed = try SecretStore.items(identifier: old.identifier, keyring: never)
+            #expect(listed.map(\.identifier) == [old.identifier] && listed.allSatisfy(\.isLocked), "\(listed)")
+        }
         // Storing exactly that item's attributes updates it or fails: never a twin beside it.
         let exact = ["service": old.identifier, "username": ""]
         #expect(keyringError { try never.store(Data("twin".utf8), attributes: exact, label: "twin") } == .locked(itemExists: true))

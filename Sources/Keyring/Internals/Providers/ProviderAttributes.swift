@@ -34,6 +34,16 @@ enum ProviderAttributes {
         return marked
     }
 
+    /// What gnome-keyring shows of a locked item's attributes, loaded from disk: each name
+    /// prefixed with this and its value hashed, beside a plain `xdg:schema`.
+    static let hashedPrefix = "gkr:compat:hashed:"
+
+    /// True when a locked item's `attributes` do not say what it holds: none at all, or only
+    /// gnome-keyring's hashed forms. Such an item is neither compared nor listed by them.
+    static func areUnreadable(_ attributes: [String: String]) -> Bool {
+        attributes.keys.allSatisfy { $0 == "xdg:schema" || $0.hasPrefix(hashedPrefix) }
+    }
+
     /// `attributes` without those the provider (or this library's marker) added, except any named
     /// in `keeping` (what a caller asked for explicitly).
     static func withoutAdded(_ attributes: [String: String], keeping: Set<String> = []) -> [String: String] {

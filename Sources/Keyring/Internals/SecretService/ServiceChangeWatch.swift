@@ -241,8 +241,8 @@ final class ServiceChangeWatch: @unchecked Sendable {
         let path = item.objectPath
         let before = items[path]
         hidden.remove(path)
-        // A locked item may show no attributes (gnome-keyring, loaded from disk): it stays what it was.
-        if item.isLocked && item.attributes.isEmpty {
+        // A locked item may show no attributes, or hashed ones (gnome-keyring, loaded from disk): it stays what it was.
+        if item.hidesAttributes {
             if let before { items[path] = Self.item(before, locked: true) }
             return
         }
@@ -364,7 +364,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
         var now: [String: KeyringItem] = [:]
         for item in found.filter(scope.owns) {
             let seen = items[item.objectPath].map { Self.item($0, locked: true) }
-            now[item.objectPath] = item.isLocked && item.attributes.isEmpty ? seen ?? item : item
+            now[item.objectPath] = item.hidesAttributes ? seen ?? item : item
         }
         var locks = heldLocks
         for collection in Set(now.keys.map(Self.collection(of:))).subtracting(watched) {
