@@ -424,7 +424,7 @@ public struct Keyring: Sendable {
                 // Reachable only once the daemon has answered a call (a stopped daemon has not).
                 let collection = try call.defaultCollectionState()
                 status.isReachable = true
-                status.provider = call.providerName()
+                status.provider = call.providerProcessName()
                 status.defaultCollectionLabel = collection?.label
                 status.hasDefaultCollection = collection != nil
                 status.isLocked = collection?.locked ?? false

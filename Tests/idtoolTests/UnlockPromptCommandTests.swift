@@ -128,4 +128,33 @@ struct UnlockPromptCommandTests {
             run.expectOneLineError(containing: "nobody answered the unlock dialog")
         }
     }
+
+    /// Runs idtool in a PID namespace with its own /proc, as in Flatpak or bubblewrap: the
+    /// provider's process cannot be seen there, only what the bus says.
+    static func runInPIDNamespace(_ arguments: [String]) throws -> Idtool.Run {
+        let binary = try #require(Idtool.binary, "idtool was not built next to the tests; run `swift build --build-tests` first")
+        return try Idtool.runProgram(
+            URL(fileURLWithPath: "/usr/bin/bwrap"), ["--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", binary.path] + arguments,
+            environment: Idtool.baseEnvironment)
+    }
+
+    @Test("inside a PID namespace gnome-keyring is still known: a prompt nobody answers is left open, and the daemon lives on")
+    func unansweredInPIDNamespace() throws {
+        try requireTestKeyring()
+        // The namespace hides the daemon's process: its name comes from the bus alone.
+        let doctor = try Self.runInPIDNamespace(["doctor"])
+        #expect(doctor.stdoutText.contains("provided by gnome-keyring-daemon"), "\(doctor.stdoutText) \(doctor.stderr)")
+        try withMockPrompter {
+            let id = Idtool.uniqueIdentifier()
+            #expect(try Idtool.run(["item", "set", id], stdin: Data("v".utf8)).status == 0)
+            try keyringCtl(["lock"])
+            try keyringCtl(["prompt-answer", "hang"])
+            let daemon = try keyringCtl(["pid"])
+            let run = try Self.runInPIDNamespace(["item", "get", id, "--timeout", "1"])
+            #expect(run.status == 75, "\(run.stderr)")
+            run.expectOneLineError(containing: "nobody answered the unlock dialog")
+            // A Dismiss would have aborted gnome-keyring 42 (gkd-secret-unlock.c): a new daemon, or none.
+            #expect(try keyringCtl(["pid"]) == daemon)
+        }
+    }
 }

@@ -18,27 +18,16 @@ struct Provider: Equatable {
 
     let family: Family
 
-    /// True when SearchItems lists a locked collection's matching items in its locked list
-    /// (gnome-keyring, KWallet), so a search that returns no path at all proves the item absent.
-    /// KeePassXC hides a locked database's items: there a miss while a collection is locked is
-    /// unknown. A daemon nobody knows is assumed to hide them.
-    var listsLockedMatches: Bool { family != .keePassXC && family != .unknown }
-
-    /// True when the provider keeps an item whose `type` attribute is `map` as a KWallet map, a
-    /// JSON object of strings, whatever its content type: other bytes come back as `{}` (ksecretd,
-    /// from KWallet's own entry types).
-    var keepsTypeMapAsJSON: Bool { family == .ksecretd }
-
-    /// True when the provider answers a write before it saves the value, and saves the item's
-    /// attributes at once: ksecretd writes its wallet file on a 5 s timer, so a daemon stopped in
-    /// between leaves the item with an empty secret. Items written non-empty there carry
-    /// `ProviderAttributes.nonEmptyValue`, so that the loss reads as `.valueLost`, not as "".
-    var savesValuesLate: Bool { family == .ksecretd }
-
-    /// True when the provider numbers its items' paths anew on every start (KWallet: after a
-    /// restart that follows a deletion, an earlier search's path can name another item). Assumed
-    /// of a daemon nobody knows: oo7-daemon 0.6 numbers them by their order in its file (its source).
-    var renumbersItems: Bool { family == .kwallet || family == .ksecretd || family == .unknown }
+    /// What this provider does differently: each family's file defines its `Quirks`.
+    var quirks: Quirks {
+        switch family {
+        case .gnomeKeyring: .gnomeKeyring
+        case .kwallet: .kwallet
+        case .ksecretd: .ksecretd
+        case .keePassXC: .keePassXC
+        case .unknown: .strict
+        }
+    }
 
     /// Well-known names and the family whose daemon owns them beside `org.freedesktop.secrets`.
     static let markers: [(name: String, family: Family)] = [
@@ -46,9 +35,6 @@ struct Provider: Equatable {
         ("org.kde.kwalletd5", .kwallet), ("org.kde.kwalletd6", .kwallet), ("org.kde.ksecretd", .ksecretd),
         ("org.keepassxc.KeePassXC.MainWindow", .keePassXC),
     ]
-
-    /// The interface only gnome-keyring's service object implements.
-    static let gnomeKeyringInterface = "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface"
 
     /// The family whose daemon exports these child nodes of its connection's root object:
     /// KeePassXC's `/keepassxc`, kwalletd's `/modules` (its `kwalletd5` or `kwalletd6` module),
@@ -73,6 +59,28 @@ extension ServiceCall {
         let provider = recognisedProvider()
         notes.provider = provider
         return provider
+    }
+
+    /// The providing process's name for `ServiceStatus.provider`, e.g. "gnome-keyring-daemon": its
+    /// executable's, where `/proc` shows it; inside a PID namespace, which hides it, the family's
+    /// usual one; nil for a daemon nobody knows there. Only shown, never decided on.
+    func providerProcessName() -> String? {
+        let proxy = kr_service_proxy(service)
+        if let owner = g_dbus_proxy_get_name_owner(proxy), let connection = g_dbus_proxy_get_connection(proxy) {
+            defer { g_free(owner) }
+            let pid = try? BusCall.call(
+                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                kr_variant_string_tuple(owner), reply: "(u)", timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
+                flags: kr_call_flags_none(), parse: { kr_variant_tuple_u32($0) })
+            if let pid, pid > 0, let name = ProcessName.of(pid: pid) { return name }
+        }
+        return switch provider().family {
+        case .gnomeKeyring: "gnome-keyring-daemon"
+        case .kwallet: "kwalletd"
+        case .ksecretd: "ksecretd"
+        case .keePassXC: "keepassxc"
+        case .unknown: nil
+        }
     }
 
     /// `provider()`, asked of the bus.
@@ -154,7 +162,7 @@ extension ServiceCall {
     /// True when a search's miss does not prove absence: the provider hides a locked collection's
     /// items and some collection is locked. On gnome-keyring and KWallet a miss is always proven.
     func missCouldBeHidden() throws(KeyringError) -> Bool {
-        if provider().listsLockedMatches { return false }
+        if provider().quirks.listsLockedMatches { return false }
         return try !lockedCollections().isEmpty
     }
 }

@@ -14,7 +14,8 @@ internal import CLibSecret
 /// The signals come from `ServiceSignals`, the one subscription to them, which counts them as they
 /// arrive: nothing is queued for later.
 ///
-/// It is used only with gnome-keyring, whose signals the tests verify.
+/// It is used only where every item change is signalled, as the tests verify
+/// (`Quirks.signalsEveryItemChange`: gnome-keyring).
 ///
 /// Its state is touched only inside `ServiceCall.run`, which holds
 /// the process-wide gate.
@@ -50,7 +51,7 @@ enum ItemPathCache {
     static func path(for key: String, _ call: borrowing ServiceCall) -> String? {
         state.withLock { state in
             guard state.ownerKnown, let path = state.entries[key] else { return nil }
-            if state.enabled == nil { state.enabled = call.providerName() == "gnome-keyring-daemon" }
+            if state.enabled == nil { state.enabled = call.provider().quirks.signalsEveryItemChange }
             return state.enabled == true ? path : nil
         }
     }

@@ -5,7 +5,7 @@ internal import CLibSecret
 /// gnome-keyring and KWallet list a locked collection's items (as locked); KeePassXC hides a
 /// locked database's items from every search, and the default alias follows whichever database
 /// is active. So on KeePassXC a miss proves an item absent only when no collection is locked
-/// (`Provider.listsLockedMatches`, `missCouldBeHidden`).
+/// (`Quirks.listsLockedMatches`, `missCouldBeHidden`).
 extension ServiceCall {
     /// The paths of every collection of the service.
     func collections() throws(KeyringError) -> [String] {

@@ -86,7 +86,7 @@ extension ServiceCall {
     /// the same attributes and creation time, else it is looked up again by those; elsewhere the
     /// path stands.
     func currentPath(of item: KeyringItem) throws(KeyringError) -> String? {
-        guard !item.isLocked, !item.attributes.isEmpty, provider().renumbersItems else { return item.objectPath }
+        guard !item.isLocked, !item.attributes.isEmpty, provider().quirks.renumbersItems else { return item.objectPath }
         func isSame(_ other: KeyringItem) -> Bool { other.attributes == item.attributes && other.created == item.created }
         if let now = try properties(at: item.objectPath, isLocked: false), now.isLocked || isSame(now) { return item.objectPath }
         let found = try search(item.attributes).filter(isSame)
@@ -195,7 +195,7 @@ extension ServiceCall {
     /// collection rather than deleted: its own collection is gone or locked, and the provider hides
     /// locked items. An item whose unlocked collection still exists is deleted.
     func itemCouldBeHidden(at path: String) throws(KeyringError) -> Bool {
-        if provider().listsLockedMatches { return false }
+        if provider().quirks.listsLockedMatches { return false }
         if let slash = path.lastIndex(of: "/"), try collectionLocked(at: String(path[..<slash])) == false { return false }
         return try !lockedCollections().isEmpty
     }
@@ -237,7 +237,7 @@ extension ServiceCall {
         if !hidden { hidden = try missCouldBeHidden() }
         if hidden { throw lockedError(at: [], itemExists: false) }
         try checkSession(reading: nil)
-        let sent = provider().savesValuesLate ? ProviderAttributes.marked(attributes, nonEmpty: !secret.isEmpty) : attributes
+        let sent = provider().quirks.savesValuesLate ? ProviderAttributes.marked(attributes, nonEmpty: !secret.isEmpty) : attributes
         let path = try insertItem(attributes: sent, label: label, secret: secret, contentType: contentType)
         let now = Date()
         ServiceSignals.noteCreated(
@@ -303,7 +303,7 @@ extension ServiceCall {
                 } ?? "/"
         }
         guard created != "/" else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the service created no item") }
-        flushIfKWallet()
+        flushAfterWrite()
         return created
     }
 
@@ -352,7 +352,7 @@ extension ServiceCall {
         // KWallet ignores writes to a locked wallet without an error: a lock that came after the
         // check above may have dropped them.
         if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
-        flushIfKWallet()
+        flushAfterWrite()
     }
 
     /// The attributes an update sends so that, where the provider saves values late, the item's
@@ -361,7 +361,7 @@ extension ServiceCall {
     private func attributesMarkingValue(
         at path: String, setting attributes: [String: String]?, secret: Data?
     ) throws(KeyringError) -> [String: String]? {
-        guard provider().savesValuesLate, let current = try properties(at: path, isLocked: false) else { return attributes }
+        guard provider().quirks.savesValuesLate, let current = try properties(at: path, isLocked: false) else { return attributes }
         let marked = ProviderAttributes.marksNonEmpty(current.attributes)
         let nonEmpty = secret.map { !$0.isEmpty } ?? marked
         if attributes == nil && nonEmpty == marked { return nil }
@@ -371,9 +371,9 @@ extension ServiceCall {
     /// Sets the item's label to `label`, the one it has, after a secret-only update: gnome-keyring
     /// and KWallet emit no signal for `Item.SetSecret`, but `ItemChanged` for a label set, so
     /// other processes watching the item (`SecretStore.changes()`) learn of the new secret.
-    /// KeePassXC items (`Uuid` and `Path` attributes) are skipped: KeePassXC signals SetSecret.
+    /// Skipped where the provider signals SetSecret itself (KeePassXC).
     func announceSecretChange(at path: String, label: String, attributes: [String: String]) throws(KeyringError) {
-        if attributes["Uuid"] != nil && attributes["Path"] != nil { return }
+        if provider().quirks.signalsSetSecret { return }
         let done: ()? = try callService(
             path, interface: "org.freedesktop.DBus.Properties", method: "Set",
             kr_variant_set_string_tuple("org.freedesktop.Secret.Item", "Label", label), reply: "()"
@@ -383,7 +383,7 @@ extension ServiceCall {
 
     /// A secret-only update: one SetSecret call with the value encoded for this session, where a
     /// SecretItem proxy would cost three more round trips. A locked item fails the call, except
-    /// on KWallet, which drops the write silently: there the item's state is read back.
+    /// where the provider drops the write silently (KWallet): there the item's state is read back.
     private func setSecret(at path: String, _ bytes: Data, contentType: String) throws(KeyringError) {
         try requireCurrentSession()
         let value = makeValue(bytes, contentType: contentType)
@@ -399,10 +399,10 @@ extension ServiceCall {
         } catch .locked {
             throw lockedError(at: [path])
         }
-        if secretServiceOwner()?.isKWallet == true {
-            if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
-            flushIfKWallet()
+        if provider().quirks.dropsWritesWhileLocked, try properties(at: path, isLocked: false)?.isLocked == true {
+            throw lockedError(at: [path])
         }
+        flushAfterWrite()
     }
 
     /// Deletes the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
@@ -412,24 +412,7 @@ extension ServiceCall {
         _ = try throwingGError {
             secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
         }
-        flushIfKWallet()
-    }
-
-    /// Name of the process that owns `org.freedesktop.secrets`, e.g. "gnome-keyring-daemon".
-    func providerName() -> String? {
-        let proxy = kr_service_proxy(service)
-        guard let owner = g_dbus_proxy_get_name_owner(proxy) else { return nil }
-        defer { g_free(owner) }
-        guard let connection = g_dbus_proxy_get_connection(proxy) else { return nil }
-        // Best effort: a provider's name only tunes behaviour.
-        guard
-            let pid = try? BusCall.call(
-                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
-                kr_variant_string_tuple(owner), reply: "(u)", timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
-                flags: kr_call_flags_none(), parse: { kr_variant_tuple_u32($0) }),
-            pid > 0
-        else { return nil }
-        return ProcessName.of(pid: pid)
+        flushAfterWrite()
     }
 
     private func makeTable(_ attributes: [String: String]) -> OpaquePointer {

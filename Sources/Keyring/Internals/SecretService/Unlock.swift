@@ -65,7 +65,7 @@ extension ServiceCall {
             let target = parent.flatMap { all.contains($0) ? $0 : nil } ?? match
             if !targets.contains(target) { targets.append(target) }
         }
-        if targets.isEmpty, !provider().listsLockedMatches { targets = try lockedCollections() }
+        if targets.isEmpty, !provider().quirks.listsLockedMatches { targets = try lockedCollections() }
         if targets.isEmpty, let path = try defaultCollectionPath() { targets = [path] }
         return targets
     }
@@ -114,8 +114,8 @@ extension ServiceCall {
 
         // gnome-keyring (seen with 42.1) aborts when a prompt is dismissed while its dialog is
         // open (assertion in gkd-secret-unlock.c, perform_next_unlock): its dialog is left open
-        // for the user instead. Asked now, while the call can still talk.
-        let mayDismiss = providerName() != "gnome-keyring-daemon"
+        // for the user instead, as a daemon nobody knows has it. Asked now, while the call can still talk.
+        let mayDismiss = provider().quirks.survivesPromptDismiss
         let wait = PromptWait()
         let subscription = g_dbus_connection_signal_subscribe(
             connection, owner, Self.promptInterface, "Completed", prompt, nil, kr_signal_flags_none(), promptCompleted,

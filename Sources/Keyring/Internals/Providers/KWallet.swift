@@ -6,12 +6,23 @@ import FoundationEssentials
 import Foundation
 #endif
 
+/// kwalletd5 and kwalletd6.
+extension Quirks {
+    /// KWallet lists locked matches but numbers its paths anew on each start, drops writes to a
+    /// locked wallet with success, writes its file on a timer (`flushAfterWrite`), may key a
+    /// session wrongly (`checkSession`), and signals neither `SetSecret` nor every change.
+    static let kwallet = Quirks(
+        listsLockedMatches: true, renumbersItems: true, savesValuesLate: false, keepsTypeMapAsJSON: false,
+        rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: true, flushesOnRequest: true,
+        mayMismatchSessionKeys: true, survivesPromptDismiss: true, signalsEveryItemChange: false)
+}
+
 /// KWallet (kwalletd5) writes its encrypted wallet file on a 5-second timer after a change, and
 /// not on SIGTERM: a write followed within seconds by a logout or crash is lost (the item comes
 /// back empty or not at all). After a write this asks kwalletd5 to write the file now, through its
 /// own interface: open (a handle on the already open wallet), sync, close. Measured: a write
 /// takes 8 ms instead of 4 ms with a 200-item wallet; with other providers it costs one
-/// GetNameOwner call. Writes are rare; a token lost to a logout right after it was stored is not.
+/// GetNameOwner call at most. Writes are rare; a token lost to a logout right after it was stored is not.
 ///
 /// Best effort: the write itself already succeeded, so failures here are ignored. It is skipped
 /// when the wallet is not open (open would then ask for the password) and when the user turned
@@ -23,30 +34,10 @@ extension ServiceCall {
     /// How the flush shows in KWallet Manager's list of connected applications, briefly.
     private static let kwalletAppID = "KeyringIdentity"
 
-    /// The unique bus name of the Secret Service's owner, and whether that is kwalletd5 (which
-    /// then owns both names); nil when the service has no owner.
-    func secretServiceOwner() -> (name: String, isKWallet: Bool)? {
-        let proxy = kr_service_proxy(service)
-        guard let connection = g_dbus_proxy_get_connection(proxy), let ownerPointer = g_dbus_proxy_get_name_owner(proxy) else { return nil }
-        let owner = String(cString: ownerPointer)
-        g_free(ownerPointer)
-        // A unique name is never reused on a bus, so the answer holds for as long as that owner does.
-        if let known = Self.knownOwner.withLock({ $0 }), known.name == owner { return known }
-        let kwalletOwner = call(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-            "GetNameOwner", kr_variant_string_tuple(Self.kwalletName), reply: "(s)", kr_variant_tuple_string)
-        defer { g_free(kwalletOwner) }
-        let answer = (name: owner, isKWallet: kwalletOwner.map { owner == String(cString: $0) } ?? false)
-        Self.knownOwner.withLock { $0 = answer }
-        return answer
-    }
-
-    /// The last answer of `secretServiceOwner()`.
-    private static let knownOwner = Guarded<(name: String, isKWallet: Bool)?>(nil)
-
-    func flushIfKWallet() {
-        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
-            secretServiceOwner()?.isKWallet == true, !Self.promptsOnOpen()
+    /// The hook every write that succeeded runs: a flush where the provider needs one.
+    func flushAfterWrite() {
+        guard provider().quirks.flushesOnRequest, let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
+            !Self.promptsOnOpen()
         else { return }
         guard let wallet = kwallet(connection, "networkWallet", nil, reply: "(s)", kr_variant_tuple_string) else { return }
         defer { g_free(wallet) }

@@ -16,7 +16,7 @@ import Foundation
 /// content (a fixed text, not a secret). A write creates the check item when absent; a read never
 /// writes: without a check item it compares the item it reads with the same item read through a
 /// plain session. A mismatch discards the check item (when this session wrote it) and the session;
-/// `ServiceCall.run` then opens a new one. Other providers are not checked, and calls that carry
+/// `ServiceCall.run` then opens a new one. Providers whose `Quirks` rule this out are not checked, and calls that carry
 /// no secret (status, search) check nothing.
 extension ServiceCall {
     static let sessionCheckAttributes = ["keyring-identity": "session-check"]
@@ -40,7 +40,7 @@ extension ServiceCall {
         let session = String(cString: ownerPointer) + " " + path
         g_free(ownerPointer)
         if Self.verifiedSession.withLock({ $0 == session }) { return }
-        guard let owner = secretServiceOwner(), owner.isKWallet else {
+        guard provider().quirks.mayMismatchSessionKeys else {
             Self.verifiedSession.withLock { $0 = session }
             return
         }

@@ -1,0 +1,14 @@
+/// gnome-keyring (42 to 48): the reference the others are measured against.
+extension Quirks {
+    /// gnome-keyring lists locked matches, keeps paths, signals every change but `SetSecret`, and
+    /// aborts when a prompt is dismissed while its dialog is open (42.1, gkd-secret-unlock.c).
+    static let gnomeKeyring = Quirks(
+        listsLockedMatches: true, renumbersItems: false, savesValuesLate: false, keepsTypeMapAsJSON: false,
+        rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: false, flushesOnRequest: false,
+        mayMismatchSessionKeys: false, survivesPromptDismiss: false, signalsEveryItemChange: true)
+}
+
+extension Provider {
+    /// The interface only gnome-keyring's service object implements.
+    static let gnomeKeyringInterface = "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface"
+}
