@@ -80,7 +80,7 @@ extension SecretStore {
     /// - Throws: `KeyringError.noDefaultCollection` when there is no item and no default
     ///   collection, or another `KeyringError`.
     public func isLocked() throws(KeyringError) -> Bool {
-        if keyring.usesFileBackend { return try keyring.isLocked() }
+        if keyring.usesLocalCollection { return try keyring.isLocked() }
         return try ServiceCall.run(timeout: keyring.timeout) { call throws(KeyringError) in
             let items = try call.search(searchAttributes).filter(owns)
             if !items.isEmpty { return items.contains(where: \.isLocked) }
@@ -93,14 +93,4 @@ extension Keyring {
     /// Why `lockCollection()` failed when the service dismissed its own lock prompt.
     static let lockRefused =
         "the service refused to lock the default collection (its lock prompt was dismissed): close the keyring manager's open dialogs, such as a pending unlock dialog, then retry"
-
-}
-
-extension ServiceCall {
-    /// The default collection's path and `Locked` property, read without libsecret's proxies.
-    /// - Throws: `.noDefaultCollection` when there is none (or it vanished between the two calls).
-    func defaultCollectionLocked() throws(KeyringError) -> (path: String, locked: Bool) {
-        guard let path = try defaultCollectionPath(), let locked = try collectionLocked(at: path) else { throw .noDefaultCollection }
-        return (path, locked)
-    }
 }

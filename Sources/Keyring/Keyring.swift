@@ -3,9 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if DEBUG && canImport(Glibc)
-import Glibc
-#endif
 
 /// Attribute-level access to the user's Secret Service keyring (gnome-keyring, KWallet, KeePassXC),
 /// or, in a sandbox, to libsecret's file backend (see ``KeyringBackend``).
@@ -71,7 +68,7 @@ public struct Keyring: Sendable {
     ///   or another `KeyringError` when the service cannot answer or an attribute is invalid.
     public func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes)
-        if usesFileBackend { return try fileSearch(attributes) }
+        if usesLocalCollection { return try localSearch(attributes) }
         return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
             let found = try call.search(attributes)
             // Nothing found while a locked KeePassXC database may hide matches is not "no items".
@@ -89,7 +86,7 @@ public struct Keyring: Sendable {
     ///   list locked matches, so there nothing found is nil).
     public func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileReadAll(attributes).first?.secret }
+        if usesLocalCollection { return try localReadAll(attributes).first?.secret }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             try call.lookup(attributes)
         }
@@ -101,7 +98,7 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked` as `lookup(_:)` does, or another `KeyringError`.
     public func firstItem(_ attributes: [String: String]) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileReadAll(attributes).first }
+        if usesLocalCollection { return try localReadAll(attributes).first }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             try call.readFirst(try call.search(attributes)).map { ($0.item, $0.bytes) }
         }
@@ -121,7 +118,7 @@ public struct Keyring: Sendable {
     /// listed with an empty value instead of failing the read.
     private func readAll(_ attributes: [String: String], lostAsEmpty: Bool) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileReadAll(attributes) }
+        if usesLocalCollection { return try localReadAll(attributes) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
             let items = try call.search(attributes)
             try call.throwIfAnyLocked(items)
@@ -149,7 +146,7 @@ public struct Keyring: Sendable {
     /// - Throws: what `readAll(_:)` throws, but `.valueLost`.
     package func readAllNonSecret(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try readAll(attributes) }
+        if usesLocalCollection { return try readAll(attributes) }
         return try plainFirst(attributes, withProperties: true) { found in
             found.map { (item: $0.item!, secret: $0.secret) }
         } otherwise: { rest throws(KeyringError) in
@@ -196,7 +193,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(label, what: "the label")
         let contentType = try AttributeRules.contentType(contentType, for: secret)
         try AttributeRules.validateSecret(secret, what: "the secret")
-        if usesFileBackend { return try fileStore(secret, attributes: attributes, label: label, contentType: contentType) }
+        if usesLocalCollection { return try localStore(secret, attributes: attributes, label: label, contentType: contentType) }
         let deadline = CallDeadline(timeout: timeout)
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) in
@@ -223,7 +220,7 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.timedOut` when the lock is not free within the timeout, or what `body` throws.
     public func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileWithCreationLock(body) }
+        if usesLocalCollection { return try localWithCreationLock(body) }
         let deadline = CallDeadline(timeout: timeout)
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> T in
             let name = ServiceCall.lockName(for: attributes)
@@ -284,8 +281,8 @@ public struct Keyring: Sendable {
             guard stampsFirstMade, let name = order.firstMadeAttribute else { return attributes }
             return attributes.merging([name: ItemOrder.stamp(Date())]) { _, now in now }
         }
-        if usesFileBackend {
-            return try fileInsertIfAbsent(
+        if usesLocalCollection {
+            return try localInsertIfAbsent(
                 secret, attributes: stamped, matching: matching, label: label, order: order, contentType: contentType)
         }
         let deadline = CallDeadline(timeout: timeout)
@@ -332,8 +329,8 @@ public struct Keyring: Sendable {
     /// `search(_:)`). For DeviceIdentity's common path; package API, not public.
     package func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend {
-            let all = try fileReadAll(attributes)
+        if usesLocalCollection {
+            let all = try localReadAll(attributes)
             return all.count == 1 ? all[0].secret : nil
         }
         // Only identifiers come here: the value may travel without encryption (see readAllNonSecret).
@@ -356,7 +353,7 @@ public struct Keyring: Sendable {
     @discardableResult
     public func delete(_ attributes: [String: String]) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileDelete(attributes) }
+        if usesLocalCollection { return try localDelete(attributes) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             let items = try call.search(attributes)
             try call.throwIfAnyLocked(items)
@@ -372,7 +369,7 @@ public struct Keyring: Sendable {
     /// - Returns: the secret bytes, or nil when the item no longer exists.
     /// - Throws: `KeyringError.locked(itemExists: true)` when its collection is locked, or another `KeyringError`.
     public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
-        if usesFileBackend { return try fileSecret(of: item) }
+        if usesLocalCollection { return try localSecret(of: item) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> Data? in
             // The item was locked when searched; it may have been unlocked since (by a prompt too).
             if item.isLocked, try call.properties(at: item.objectPath, isLocked: false)?.isLocked != false {
@@ -391,7 +388,7 @@ public struct Keyring: Sendable {
     /// - Parameter item: an item returned by `search(_:)`.
     /// - Throws: `KeyringError.locked` when its collection is locked, or another `KeyringError`.
     public func delete(item: KeyringItem) throws(KeyringError) {
-        if usesFileBackend { return try fileDelete(item: item) }
+        if usesLocalCollection { return try localDelete(item: item) }
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             do throws(KeyringError) {
                 // KWallet renumbers its items on a restart: never delete another item at its old path.
@@ -415,7 +412,7 @@ public struct Keyring: Sendable {
     /// default collection exists and is locked. Never throws: problems are in `problem`.
     /// - Returns: the status of the service and its default collection.
     public func status() -> ServiceStatus {
-        if usesFileBackend { return fileStatus() }
+        if usesLocalCollection { return localStatus() }
         var status = ServiceStatus(
             isReachable: false, provider: nil, hasDefaultCollection: false, isLocked: false,
             defaultCollectionLabel: nil, problem: nil)
@@ -443,79 +440,3 @@ public struct Keyring: Sendable {
         return status
     }
 }
-
-extension ServiceCall {
-    /// The secret of the oldest match. A single unlocked match (the usual case) is read with
-    /// SearchItems + GetSecrets, as libsecret's own lookup does; only several matches need each
-    /// item's properties to choose.
-    func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
-        let paths = try searchPaths(attributes)
-        if paths.unlocked.count == 1, paths.locked.isEmpty,
-            let (bytes, _) = try secret(at: paths.unlocked[0])
-        {
-            return bytes
-        }
-        return try readFirst(try search(attributes))?.bytes
-    }
-
-    /// Updates the item whose attributes are exactly `attributes`; false when there is none.
-    func updateExactly(
-        _ attributes: [String: String], secret: Data, contentType: String, label: String
-    ) throws(KeyringError) -> Bool {
-        // gnome-keyring stamps schema-less items with xdg:schema=org.freedesktop.Secret.Generic;
-        // unless the caller names a schema, that stamp is not part of the comparison.
-        // KeePassXC adds Title, Uuid, Path and others to every item; those the caller did not
-        // name are not part of the comparison either.
-        let comparable: ([String: String]) -> [String: String] = { item in
-            let own = ProviderAttributes.withoutAdded(item, keeping: Set(attributes.keys))
-            return attributes["xdg:schema"] == nil ? own.filter { $0.key != "xdg:schema" } : own
-        }
-        let found = try search(attributes)
-        // A locked match whose attributes cannot be read may be the exact item: creating beside it
-        // would make a twin. gnome-keyring shows a keyring loaded locked from disk with hashed
-        // attributes (`gkr:compat:hashed:service`, …): the search matched, but not these names.
-        let unreadable = { (item: KeyringItem) in !attributes.allSatisfy { item.attributes[$0.key] == $0.value } }
-        try throwIfAnyLocked(found.filter { $0.isLocked && (unreadable($0) || comparable($0.attributes) == attributes) })
-        let exact = found.filter { comparable($0.attributes) == attributes }
-        guard let item = exact.first else { return false }
-        try updateItem(at: item.objectPath, secret: (secret, contentType), label: label)
-        return true
-    }
-
-    /// The oldest item's secret. Any locked match throws `.locked`, even when a younger match is
-    /// readable: a locked original must never lose to a readable twin. A miss that a locked
-    /// collection may hide (KeePassXC) throws `.locked` too, rather than read as absent. An item deleted between the
-    /// search and the read (a concurrent reset) is skipped, not reported as locked.
-    func readFirst(
-        _ items: [KeyringItem], order: ItemOrder = .standard
-    ) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
-        try throwIfAnyLocked(items)
-        var remaining = items
-        for item in order.sorted(items) {
-            if let (bytes, contentType) = try secretOfExistingItem(at: item.objectPath) { return (item, bytes, contentType) }
-            remaining.removeAll { $0.objectPath == item.objectPath }
-        }
-        try throwIfLockedMiss(remaining)
-        return nil
-    }
-}
-
-#if DEBUG
-/// Test-only: with `KEYRINGIDENTITY_TEST_PAUSE=<stage>:<dir>`, the code writes `<dir>/reached` at
-/// `stage` and waits (up to 30 s) for `<dir>/go`, so a test can act at an exact point: store a
-/// twin during a creation (`insertIfAbsent`), unlock a collection between a watch's search and its
-/// lock read. Debug builds only.
-enum TestPause {
-    static func at(_ stage: String) {
-        guard let spec = ProcessInfo.processInfo.environment["KEYRINGIDENTITY_TEST_PAUSE"], spec.hasPrefix(stage + ":") else { return }
-        let directory = String(spec.dropFirst(stage.count + 1))
-        _ = FileManager.default.createFile(atPath: directory + "/reached", contents: Data())
-        let files = FileManager.default
-        for _ in 0..<3000 where !files.fileExists(atPath: directory + "/go") && files.fileExists(atPath: directory) { usleep(10_000) }
-    }
-}
-#else
-enum TestPause {
-    @inline(__always) static func at(_ stage: String) {}
-}
-#endif

@@ -90,7 +90,7 @@ extension SecretStore {
             attributes[name] = value
         }
         if attributes.isEmpty { throw .invalidArgument("give an identifier, an access group or both to list") }
-        if keyring.usesFileBackend { return try keyring.fileList(attributes).map(Listing.init) }
+        if keyring.usesLocalCollection { return try keyring.localList(attributes).map(Listing.init) }
         return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) { call throws(KeyringError) -> [Listing] in
             let items = try call.search(attributes)
             // A locked item whose attributes cannot be read cannot say whose it is: not listable.

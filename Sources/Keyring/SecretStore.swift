@@ -100,7 +100,7 @@ public struct SecretStore: Sendable {
     /// - Returns: the bytes, or nil when there is no item (or the item lacks that attribute).
     /// - Throws: `KeyringError.locked` when the item exists but is locked, or another `KeyringError`.
     public func data(forKey key: Key) throws(KeyringError) -> Data? {
-        if keyring.usesFileBackend { return try fileData(forKey: key) }
+        if keyring.usesLocalCollection { return try localData(forKey: key) }
         return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
             call throws(KeyringError) in
             if key == .valueData { return try readValue(call) }
@@ -138,7 +138,7 @@ public struct SecretStore: Sendable {
     ///   collection may hide matches (KeePassXC); `.ambiguousItem` for a wrapper without an
     ///   account when several accounts' items match. Nothing is removed then. Or another `KeyringError`.
     public func reset() throws(KeyringError) {
-        if keyring.usesFileBackend { return try fileReset() }
+        if keyring.usesLocalCollection { return try localReset() }
         return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
             call throws(KeyringError) in
             let items = try call.search(searchAttributes).filter(owns)
@@ -159,7 +159,7 @@ public struct SecretStore: Sendable {
     /// - Returns: the item and its secret bytes, or nil when there is none.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
     public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        if keyring.usesFileBackend { return try fileStoredItem() }
+        if keyring.usesLocalCollection { return try localStoredItem() }
         return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
             call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
             try call.readFirst(try call.search(searchAttributes).filter(owns)).map { ($0.item, $0.bytes) }
@@ -266,7 +266,7 @@ extension SecretStore {
         if account != nil, key == .account {
             throw .invalidArgument("this wrapper's account is part of its item's key: make a SecretStore with the other account instead")
         }
-        if keyring.usesFileBackend { return try fileWrite(payload, forKey: key) }
+        if keyring.usesLocalCollection { return try localWrite(payload, forKey: key) }
         let deadline = CallDeadline(timeout: keyring.timeout)
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: keyring.unlock) { call throws(KeyringError) in

@@ -194,7 +194,7 @@ struct ResolverKeyringTests {
         // KeePassXC saves its database after it answers, and ksecretd the item's value 5 s
         // later, so a kill may lose the item or its value: the backup then serves and writes it
         // back (README: what survives a crash).
-        if !TestProvider.isKeePassXC && !TestConfiguration.current.capabilities.contains(.savesSecretsLate) {
+        if TestProvider.quirks.savesBeforeAnswering {
             #expect(after.provenance == .keyring, "the keyring lost the item written just before the crash")
         }
         #expect(try fixture.keyringValue() == original)

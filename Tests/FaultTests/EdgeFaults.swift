@@ -94,7 +94,7 @@ struct EdgeFaults {
     // in-memory session collection. KWallet has one collection (its wallet), which locks as a whole.
     @Test(
         "a locked original is never displaced by an unlocked younger twin in the session collection",
-        .enabled(if: TestProvider.isGnomeKeyring, "needs gnome-keyring's session collection"))
+        .needs(.sessionCollection))
     func lockedOriginalBeatsUnlockedTwin() throws {
         let box = try Sandbox()
         let app = Fault.newApp("twin-locked")
@@ -123,7 +123,7 @@ struct EdgeFaults {
 
     @Test(
         "two readable twins resolve to the oldest, report the conflict, and leave one item",
-        .enabled(if: TestProvider.isGnomeKeyring, "puts the twin in gnome-keyring's in-memory session collection"))
+        .needs(.sessionCollection))
     func readableTwinsResolveToOldest() throws {
         let box = try Sandbox()
         let app = Fault.newApp("twin-readable")
@@ -132,7 +132,7 @@ struct EdgeFaults {
         let twin = UUID().uuidString.lowercased()
         // In gnome-keyring's session collection; KWallet has only its wallet, where secret-tool's
         // replace flag would take any item whose attributes include these: one more keeps the original.
-        if TestProvider.isGnomeKeyring {
+        if TestConfiguration.current.capabilities.contains(.sessionCollection) {
             try Fault.storeItem([("identity-scope", "app"), ("identity-name", app)], value: Data(twin.utf8), collection: Fault.sessionCollection)
         } else {
             try Fault.storeItem([("identity-scope", "app"), ("identity-name", app), ("twin", "1")], value: Data(twin.utf8))
@@ -437,7 +437,7 @@ struct EdgeFaults {
     // Found by scripts/chaos (30-minute run, step 68): the twin a bus-less reset voided came back
     // through creation, which adopted it as "another process stored an identifier first".
     @Test("a pending reset that cannot complete never adopts the identifier it voids from another collection",
-          .enabled(if: TestProvider.isGnomeKeyring, "plants the twin in gnome-keyring's in-memory session collection"))
+          .needs(.sessionCollection))
     func pendingResetNeverAdoptsVoidTwin() throws {
         let box = try Sandbox()
         let app = Fault.newApp("pending-twin")

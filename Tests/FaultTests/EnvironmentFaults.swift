@@ -79,7 +79,7 @@ struct EnvironmentFaults {
     // Removing the default alias goes through gnome-keyring's keyrings/default file (see above).
     @Test(
         "no default collection: a stored identifier is still served; a new one waits in the backup and is pushed later",
-        .enabled(if: TestProvider.isGnomeKeyring, "removes the alias through gnome-keyring's keyrings/default file"))
+        .needs(.removableDefaultAlias))
     func noDefaultCollection() throws {
         let box = try Sandbox()
         let app = Fault.newApp("nodefault")
@@ -153,7 +153,7 @@ struct EnvironmentFaults {
 
     @Test(
         "daemon killed between two calls: D-Bus activation brings a daemon without the password; the backup serves",
-        .enabled(if: TestProvider.isGnomeKeyring, "relies on gnome-keyring's D-Bus activation; KeePassXC has none"))
+        .needs(.busActivation))
     func killedBetweenCalls() throws {
         let box = try Sandbox()
         let app = Fault.newApp("killed")
@@ -267,7 +267,7 @@ struct EnvironmentFaults {
         #expect(after.json?["identifier"] as? String == id)
         // KeePassXC saves changes a moment after making them: a KILL may lose the item, and the
         // backup then serves the same identifier (and writes it back).
-        let provenances = TestProvider.isKeePassXC ? ["keyring", "backup"] : ["keyring"]
+        let provenances = TestProvider.quirks.savesBeforeAnswering ? ["keyring"] : ["keyring", "backup"]
         #expect(provenances.contains(after.json?["provenance"] as? String ?? ""), "\(after.summary)")
     }
 

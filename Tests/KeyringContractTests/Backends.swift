@@ -24,7 +24,7 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
 
     /// Those whose unlock prompts the test can answer: the memory keyring, and gnome-keyring
     /// through gcr's mock prompter (KWallet's and KeePassXC's prompts cannot be driven headless).
-    static var promptable: [Backend] { lockable.filter { $0 != .real || TestProvider.isGnomeKeyring } }
+    static var promptable: [Backend] { lockable.filter { $0 != .real || TestConfiguration.current.offers(.mockPrompter) } }
 
     var testDescription: String {
         switch self {

@@ -34,7 +34,7 @@ struct AccountTests {
 
     /// KeePassXC 2.7.4 never answers a CreateItem that replaces an existing item (python-keyring's
     /// set_password, secret-tool store over an item; seen with two python calls alone): skipped there.
-    static let replaceAnswers = !TestProvider.isKeePassXC
+    static let replaceAnswers = TestProvider.quirks.answersReplacingCreate
 
     /// Waits into the next whole second, so an item created next is younger by `ItemOrder` (no assertion on time).
     func nextSecond() {

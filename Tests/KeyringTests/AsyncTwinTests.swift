@@ -26,7 +26,7 @@ struct AsyncTwinTests {
         try await async.setObject("plain {TITLE} text", forKey: .valueData)
         let syncType = try secretContentType(service: sync.identifier), asyncType = try secretContentType(service: async.identifier)
         #expect(asyncType == syncType)
-        #expect(asyncType == (TestProvider.isGnomeKeyring ? "text/plain" : SecretStore.valueContentType))
+        #expect(asyncType == (TestProvider.quirks.keepsContentType ? SecretStore.valueContentType : "text/plain"))
         #expect(try await async.object(forKey: .valueData) == "plain {TITLE} text")
     }
 

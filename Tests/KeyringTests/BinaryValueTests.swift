@@ -74,7 +74,7 @@ struct BinaryValueTests {
             try Keyring.default.store(bytes, attributes: ["service": id], label: id)
             #expect(try Keyring.default.lookup(["service": id]) == bytes, "\(name)")
             let isText = !bytes.contains(0) && String(validating: bytes, as: UTF8.self) != nil
-            let expected = isText || TestProvider.isGnomeKeyring ? "text/plain" : "application/octet-stream"
+            let expected = isText || !TestProvider.quirks.keepsContentType ? "text/plain" : "application/octet-stream"
             #expect(try secretContentType(service: id) == expected, "\(name)")
         }
     }

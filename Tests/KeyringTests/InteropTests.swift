@@ -61,7 +61,7 @@ struct InteropTests {
     /// secretstorage's default content type is text/plain, which KWallet stores as text (cut at
     /// the first NUL, invalid UTF-8 replaced) and KeePassXC keeps in the password field, a string
     /// that cannot hold these bytes. A writer of bytes there must say they are bytes.
-    static let binaryContentType = TestProvider.isGnomeKeyring ? "text/plain" : "application/octet-stream"
+    static let binaryContentType = TestProvider.quirks.keepsContentType ? "application/octet-stream" : "text/plain"
 
     @Test("SecretStore reads what secretstorage wrote, including binary bytes", .enabled(if: onTheBus, "python-keyring and secretstorage talk to the Secret Service on the bus; the file backend has none"))
     func readsSecretStorage() throws {

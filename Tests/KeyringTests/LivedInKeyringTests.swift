@@ -58,10 +58,10 @@ struct LivedInKeyringTests {
             collections.first == CollectionStatus(label: TestProvider.livedInDefaultKeyring, isLocked: false, isDefault: true),
             "\(collections)")
         #expect(collections.contains(CollectionStatus(label: TestProvider.livedInOldKeyring.label, isLocked: true, isDefault: false)))
-        if TestProvider.isGnomeKeyring {
-            #expect(collections.contains(CollectionStatus(label: "Login", isLocked: false, isDefault: false)))
+        if let other = TestProvider.livedInOtherUnlockedKeyring {
+            #expect(collections.contains(CollectionStatus(label: other, isLocked: false, isDefault: false)))
         }
-        #expect(collections.count == (TestProvider.isGnomeKeyring ? 4 : 2), "\(collections)")
+        #expect(collections.count == TestProvider.livedInCollectionCount, "\(collections)")
         #expect(collections.filter(\.isDefault).count == 1)
     }
 

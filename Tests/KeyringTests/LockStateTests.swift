@@ -58,14 +58,14 @@ struct LockStateTests {
             #expect(try Keyring.default.isLocked() == true)
             #expect(keyringError { try Keyring(unlock: .never).lookup(["service": store.identifier]) }?.isLocked == true)
 
-            if TestProvider.isGnomeKeyring { try promptAnswer("ok") }
+            if TestConfiguration.current.offers(.mockPrompter) { try promptAnswer("ok") }
             try Keyring.default.unlockCollection()
             #expect(try Keyring.default.isLocked() == false)
             #expect(try store.isLocked() == false)
             #expect(try store.object(forKey: .valueData) == "kept")
             try Keyring.default.unlockCollection()  // already unlocked: no prompt
         }
-        if TestProvider.isGnomeKeyring {
+        if TestConfiguration.current.offers(.mockPrompter) {
             try withMockPrompter {
                 try body()
                 #expect(try promptStatus() == (false, 0), "one prompt, for the one unlock of a locked collection")

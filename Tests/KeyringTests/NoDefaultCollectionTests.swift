@@ -8,8 +8,7 @@ import TestSupport
 /// alias only disappears when that file names a collection that does not exist.
 @Suite(
     "No default collection",
-    .needs(.secretService),
-    .enabled(if: TestProvider.isGnomeKeyring, "removes the alias through gnome-keyring's keyrings/default file"))
+    .needs(.removableDefaultAlias))
 struct NoDefaultCollectionTests {
     static let service = "/org/freedesktop/secrets"
 
@@ -27,8 +26,7 @@ struct NoDefaultCollectionTests {
     // always has its wallet behind the alias, and making a new one opens a dialog.
     @Test(
         "without a default collection, setObject throws noDefaultCollection and status says so",
-        .needs(.secretService),
-    .enabled(if: TestProvider.isGnomeKeyring, "removes the alias through gnome-keyring's keyrings/default file"))
+        .needs(.removableDefaultAlias))
     func noDefaultCollection() throws {
         try requireTestKeyring()
         let original = try Self.readDefaultAlias()

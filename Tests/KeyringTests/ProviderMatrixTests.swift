@@ -52,7 +52,7 @@ struct ProviderMatrixTests {
         let value = Data("{REF:P@I:0123456789ABCDEF0123456789ABCDEF} and {USERNAME}".utf8)
         let store = try SecretStore(identifier: uniqueID("reference"))
         defer { try? store.reset() }
-        if TestProvider.isKeePassXC {
+        if TestProvider.quirks.rejectsFieldReferences {
             let error = keyringError { try store.setData(value, forKey: .valueData) }
             #expect(error?.isInvalidArgument == true, "\(String(describing: error))")
             #expect(try store.storedItem() == nil, "no empty item is left behind")
@@ -81,7 +81,7 @@ struct ProviderMatrixTests {
             environment: pythonEnvironment)
         #expect(viaPython.text == "plain {TITLE} text")
         // gnome-keyring does not keep content types: it reports every secret as text/plain.
-        #expect(try secretContentType(service: id) == (TestProvider.isGnomeKeyring ? "text/plain" : SecretStore.valueContentType))
+        #expect(try secretContentType(service: id) == (TestProvider.quirks.keepsContentType ? SecretStore.valueContentType : "text/plain"))
     }
 
     @Test("Keyring.store run three times leaves one item with the last secret")

@@ -111,7 +111,7 @@ struct SecretStoreRoundTripTests {
     // with an access dialog, which nobody answers headless (fixed in 2.7.6).
     @Test(
         "reads go through to the keyring: secret-tool store replacing our secret is seen at once",
-        .enabled(if: !TestProvider.isKeePassXC, "KeePassXC 2.7.4 opens a dialog on a create-with-replace"))
+        .enabled(if: TestProvider.quirks.answersReplacingCreate, "KeePassXC 2.7.4 opens a dialog on a create-with-replace"))
     func readsSeeSecretToolReplace() throws {
         try requireTestKeyring()
         let id = uniqueID("readthrough-replace")

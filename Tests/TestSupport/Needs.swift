@@ -1,6 +1,7 @@
 // What a suite needs of the configuration it runs in, stated once on the suite: `.needs(...)`
 // skips it where the configuration lacks something, and Swift Testing prints the reason.
 import Foundation
+import Keyring
 import Testing
 
 /// Something a configuration of the test harness offers (scripts/with-keyring and its siblings,
@@ -29,6 +30,12 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
     /// kwalletd5 or kwalletd6, whose sessions the library checks: 1 in 256 of their Diffie-Hellman
     /// sessions derive another key than libsecret (ksecretd's do not).
     case checkedSessions
+    /// gnome-keyring's in-memory `session` collection: a second collection, never locked.
+    case sessionCollection
+    /// A default alias the tests can remove (gnome-keyring's `keyrings/default` file).
+    case removableDefaultAlias
+    /// A provider the bus starts on demand when it is gone (gnome-keyring's D-Bus activation).
+    case busActivation
     /// A run where suites that test no provider run: the file backend's, every order of events,
     /// keyring-sandbox (which starts daemons of its own), idtool's generated man page and
     /// completions. Pristine gnome-keyring's run and the bus-free ones; not another provider's
@@ -48,6 +55,9 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
         case .pristine: "a pristine keyring (not --lived-in)"
         case .savesSecretsLate: "a provider that saves a write's value seconds later (KWallet's ksecretd)"
         case .checkedSessions: "kwalletd5 or kwalletd6, whose sessions the library checks"
+        case .sessionCollection: "gnome-keyring's in-memory session collection"
+        case .removableDefaultAlias: "a default alias the tests can remove (gnome-keyring's keyrings/default file)"
+        case .busActivation: "a provider the bus starts again on demand (gnome-keyring's D-Bus activation)"
         case .providerFree: "a run for suites that test no provider (pristine gnome-keyring's or none: another provider's, a lived-in or a SECRET_BACKEND=file run would repeat them)"
         }
     }
@@ -70,11 +80,12 @@ public struct TestConfiguration: Sendable, CustomStringConvertible {
         if file { capabilities.insert(.fileBackend) }
         if harness && bus && !file {
             capabilities.formUnion([.secretService, .locking])
-            if provider == "gnome-keyring" { capabilities.insert(.mockPrompter) }
-            if provider == "keepassxc" { capabilities.formUnion([.secondDatabase, .hidesLockedItems]) }
-            if provider == "kwallet" {
-                capabilities.insert(environment["KWALLET_DAEMON"] == "ksecretd" ? .savesSecretsLate : .checkedSessions)
-            }
+            if provider == "gnome-keyring" { capabilities.formUnion([.mockPrompter, .sessionCollection, .removableDefaultAlias, .busActivation]) }
+            if provider == "keepassxc" { capabilities.insert(.secondDatabase) }
+            let quirks = TestProvider.quirks(provider: provider, kwalletDaemon: environment["KWALLET_DAEMON"] ?? "")
+            if !quirks.listsLockedMatches { capabilities.insert(.hidesLockedItems) }
+            if quirks.savesValuesLate { capabilities.insert(.savesSecretsLate) }
+            if quirks.mayMismatchSessionKeys { capabilities.insert(.checkedSessions) }
         }
         capabilities.insert(environment["KEYRING_LIVED_IN"] == "1" ? .livedIn : .pristine)
         if (!harness || provider == "gnome-keyring") && !file && !capabilities.contains(.livedIn) { capabilities.insert(.providerFree) }
@@ -85,6 +96,9 @@ public struct TestConfiguration: Sendable, CustomStringConvertible {
 
     /// This process's configuration.
     public static let current = TestConfiguration(environment: ProcessInfo.processInfo.environment)
+
+    /// True when this configuration offers `capability`: for a test that adapts rather than skips.
+    public func offers(_ capability: Capability) -> Bool { capabilities.contains(capability) }
 
     /// What of `needed` this configuration lacks.
     public func missing(_ needed: [Capability]) -> [Capability] { needed.filter { !capabilities.contains($0) } }

@@ -1,5 +1,6 @@
 // Which Secret Service provider the suites run against (scripts/with-keyring --provider).
 import Foundation
+import Keyring
 
 /// The Secret Service provider the tests run against: `scripts/with-keyring --provider NAME`
 /// exports it as `KEYRING_PROVIDER`. Tests that depend on one provider's quirks check it and say why.
@@ -27,10 +28,24 @@ public enum TestProvider {
     public static let kwalletDaemon =
         ProcessInfo.processInfo.environment["KWALLET_DAEMON"]
         ?? ["ksecretd", "kwalletd6"].first { FileManager.default.isExecutableFile(atPath: "/usr/bin/\($0)") } ?? "kwalletd5"
+    /// What the provider does differently: the library's own `Quirks` for it, which tests ask
+    /// instead of its name.
+    package static var quirks: Quirks { quirks(provider: name, kwalletDaemon: kwalletDaemon) }
+
+    /// The `Quirks` of the harness's provider `provider` (scripts/providers/NAME.sh), with KWallet's
+    /// Secret Service served by `kwalletDaemon`.
+    package static func quirks(provider: String, kwalletDaemon: String) -> Quirks {
+        switch provider {
+        case "kwallet": kwalletDaemon == "ksecretd" ? .ksecretd : .kwallet
+        case "keepassxc": .keePassXC
+        default: .gnomeKeyring
+        }
+    }
+
     /// Whether the provider lists a locked collection's items (as locked). gnome-keyring and
     /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
     /// from every search, so a locked item there reads as `.locked(itemExists: false)`.
-    public static var listsLockedItems: Bool { !isKeePassXC }
+    public static var listsLockedItems: Bool { quirks.listsLockedMatches }
     /// True on a keyring as years of use leave it (`scripts/with-keyring --lived-in`, and scripts/test's
     /// lived-in keyring file): other clients' items and, with a daemon, a second keyring left locked.
     /// gnome-keyring: an old keyring, and the default alias on a third one (scripts/providers/lived-in.py);
@@ -52,6 +67,11 @@ public enum TestProvider {
         default: "Work"
         }
     }
+    /// How many collections the lived-in fixture has: gnome-keyring's four (Work, the old one,
+    /// Login and the session collection), KWallet's two wallets.
+    public static var livedInCollectionCount: Int { name == "gnome-keyring" ? 4 : 2 }
+    /// The lived-in fixture's collection that is unlocked but not the default, if any: gnome-keyring's "Login".
+    public static var livedInOtherUnlockedKeyring: String? { name == "gnome-keyring" ? "Login" : nil }
     /// The identifier and value of the one `SecretStore` item in that old keyring.
     public static let livedInOldItem = (identifier: "io.keyringidentity.lived-in.old", value: "from-the-old-keyring")
     /// True when libsecret's file backend holds the items (scripts/test's last configuration runs

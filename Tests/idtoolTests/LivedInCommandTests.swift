@@ -61,12 +61,12 @@ struct LivedInCommandTests {
         let doctor = try Idtool.run(["doctor", "--no-prompt"])
         #expect(doctor.status == 0, "\(doctor.stdoutText)")
         let line = doctor.stdoutText.split(separator: "\n").first { $0.hasPrefix("ok collections: ") }
-        let count = TestProvider.isGnomeKeyring ? 4 : 2
+        let count = TestProvider.livedInCollectionCount
         #expect(
             line?.hasPrefix("ok collections: \(count): \"\(TestProvider.livedInDefaultKeyring)\" (default, unlocked), ") == true,
             "\(doctor.stdoutText)")
         #expect(line?.contains("\"\(TestProvider.livedInOldKeyring.label)\" (locked)") == true)
-        if TestProvider.isGnomeKeyring { #expect(line?.contains(#""Login" (unlocked)"#) == true) }
+        if let other = TestProvider.livedInOtherUnlockedKeyring { #expect(line?.contains("\"\(other)\" (unlocked)") == true) }
     }
 }
 

@@ -13,7 +13,7 @@ struct LockCommandTests {
     static var usesFileBackend: Bool { ProcessInfo.processInfo.environment["SECRET_BACKEND"] == "file" }
 
     @Test("lock, then unlock through the answered prompt; --no-prompt exits 75 without prompting",
-          .enabled(if: provider == "gnome-keyring" && !usesFileBackend, "needs gnome-keyring's prompts to gcr's mock prompter"))
+          .needs(.mockPrompter))
     func lockAndUnlockGnomeKeyring() throws {
         try requireTestKeyring()
         try withMockPrompter {

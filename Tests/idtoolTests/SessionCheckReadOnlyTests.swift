@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// KWallet's session check (Providers/SessionCheck.swift) must not write on read-only calls: a
+/// KWallet's session check (Providers/KWallet+SessionCheck.swift) must not write on read-only calls: a
 /// fresh process's `doctor` (Keyring.status) and reads leave no check item; only a write makes one.
 @Suite("KWallet session check: reads never write", .serialized)
 struct SessionCheckReadOnlyTests {

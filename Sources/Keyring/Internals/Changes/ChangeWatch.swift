@@ -20,7 +20,7 @@ enum ChangeWatch {
             if let memory = keyring.memory, let stop = try LocalChangeWatch.start(scope, memory, timeout: keyring.timeout, continuation) {
                 return stop
             }
-            if keyring.usesFileBackend { return try FileChangeWatch.start(scope, timeout: keyring.timeout, continuation) }
+            if keyring.usesLocalCollection { return try FileChangeWatch.start(scope, timeout: keyring.timeout, continuation) }
             return try ServiceChangeWatch.start(scope, timeout: keyring.timeout, continuation)
         }
     }

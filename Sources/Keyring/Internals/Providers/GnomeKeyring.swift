@@ -2,10 +2,11 @@
 extension Quirks {
     /// gnome-keyring lists locked matches, keeps paths, signals every change but `SetSecret`, and
     /// aborts when a prompt is dismissed while its dialog is open (42.1, gkd-secret-unlock.c).
-    static let gnomeKeyring = Quirks(
+    package static let gnomeKeyring = Quirks(
         listsLockedMatches: true, renumbersItems: false, savesValuesLate: false, keepsTypeMapAsJSON: false,
         rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: false, flushesOnRequest: false,
-        mayMismatchSessionKeys: false, survivesPromptDismiss: false, signalsEveryItemChange: true)
+        mayMismatchSessionKeys: false, survivesPromptDismiss: false, signalsEveryItemChange: true, keepsContentType: false,
+        answersReplacingCreate: true, savesBeforeAnswering: true, numbersPathsInCreationOrder: true)
 }
 
 extension Provider {

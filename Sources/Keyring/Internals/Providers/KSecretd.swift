@@ -8,10 +8,11 @@ import Foundation
 extension Quirks {
     /// ksecretd lists locked matches, numbers its paths anew on each start, saves values on a 5 s
     /// timer after their attributes, and keeps a `type=map` item as a KWallet map.
-    static let ksecretd = Quirks(
+    package static let ksecretd = Quirks(
         listsLockedMatches: true, renumbersItems: true, savesValuesLate: true, keepsTypeMapAsJSON: true,
         rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: false, flushesOnRequest: false,
-        mayMismatchSessionKeys: false, survivesPromptDismiss: true, signalsEveryItemChange: false)
+        mayMismatchSessionKeys: false, survivesPromptDismiss: true, signalsEveryItemChange: false, keepsContentType: true,
+        answersReplacingCreate: true, savesBeforeAnswering: false, numbersPathsInCreationOrder: true)
 }
 
 extension ProviderValues {

@@ -11,10 +11,11 @@ extension Quirks {
     /// KWallet lists locked matches but numbers its paths anew on each start, drops writes to a
     /// locked wallet with success, writes its file on a timer (`flushAfterWrite`), may key a
     /// session wrongly (`checkSession`), and signals neither `SetSecret` nor every change.
-    static let kwallet = Quirks(
+    package static let kwallet = Quirks(
         listsLockedMatches: true, renumbersItems: true, savesValuesLate: false, keepsTypeMapAsJSON: false,
         rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: true, flushesOnRequest: true,
-        mayMismatchSessionKeys: true, survivesPromptDismiss: true, signalsEveryItemChange: false)
+        mayMismatchSessionKeys: true, survivesPromptDismiss: true, signalsEveryItemChange: false, keepsContentType: true,
+        answersReplacingCreate: true, savesBeforeAnswering: true, numbersPathsInCreationOrder: true)
 }
 
 /// KWallet (kwalletd5) writes its encrypted wallet file on a 5-second timer after a change, and

@@ -9,10 +9,11 @@ extension Quirks {
     /// KeePassXC hides a locked database's items, keeps its paths, signals `SetSecret`, and refuses
     /// values that hold a field reference (`ProviderValues`). It adds attributes of its own
     /// (`ProviderAttributes.keePassXC`), recognised on the items themselves.
-    static let keePassXC = Quirks(
+    package static let keePassXC = Quirks(
         listsLockedMatches: false, renumbersItems: false, savesValuesLate: false, keepsTypeMapAsJSON: false,
         rejectsFieldReferences: true, signalsSetSecret: true, dropsWritesWhileLocked: false, flushesOnRequest: false,
-        mayMismatchSessionKeys: false, survivesPromptDismiss: true, signalsEveryItemChange: false)
+        mayMismatchSessionKeys: false, survivesPromptDismiss: true, signalsEveryItemChange: false, keepsContentType: true,
+        answersReplacingCreate: false, savesBeforeAnswering: false, numbersPathsInCreationOrder: false)
 }
 
 /// Values a provider refuses to store.

@@ -14,7 +14,7 @@ extension Keyring {
         _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool
     ) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesFileBackend { return try fileSearchProvingMiss(attributes, keeping: keep) }
+        if usesLocalCollection { return try localSearchProvingMiss(attributes, keeping: keep) }
         return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [KeyringItem] in
             let kept = try call.search(attributes).filter(keep)
             if kept.isEmpty || kept.contains(where: \.isLocked) { try call.throwIfLockedMiss(kept) }

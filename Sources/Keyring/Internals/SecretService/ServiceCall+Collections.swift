@@ -7,6 +7,13 @@ internal import CLibSecret
 /// is active. So on KeePassXC a miss proves an item absent only when no collection is locked
 /// (`Quirks.listsLockedMatches`, `missCouldBeHidden`).
 extension ServiceCall {
+    /// The default collection's path and `Locked` property, read without libsecret's proxies.
+    /// - Throws: `.noDefaultCollection` when there is none (or it vanished between the two calls).
+    func defaultCollectionLocked() throws(KeyringError) -> (path: String, locked: Bool) {
+        guard let path = try defaultCollectionPath(), let locked = try collectionLocked(at: path) else { throw .noDefaultCollection }
+        return (path, locked)
+    }
+
     /// The paths of every collection of the service.
     func collections() throws(KeyringError) -> [String] {
         // Never nil: the service object does not "vanish" (`BusCall.callIfPresent`).

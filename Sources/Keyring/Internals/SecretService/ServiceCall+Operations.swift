@@ -307,6 +307,60 @@ extension ServiceCall {
         return created
     }
 
+    /// The secret of the oldest match. A single unlocked match (the usual case) is read with
+    /// SearchItems + GetSecrets, as libsecret's own lookup does; only several matches need each
+    /// item's properties to choose.
+    func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
+        let paths = try searchPaths(attributes)
+        if paths.unlocked.count == 1, paths.locked.isEmpty,
+            let (bytes, _) = try secret(at: paths.unlocked[0])
+        {
+            return bytes
+        }
+        return try readFirst(try search(attributes))?.bytes
+    }
+
+    /// Updates the item whose attributes are exactly `attributes`; false when there is none.
+    func updateExactly(
+        _ attributes: [String: String], secret: Data, contentType: String, label: String
+    ) throws(KeyringError) -> Bool {
+        // gnome-keyring stamps schema-less items with xdg:schema=org.freedesktop.Secret.Generic;
+        // unless the caller names a schema, that stamp is not part of the comparison.
+        // KeePassXC adds Title, Uuid, Path and others to every item; those the caller did not
+        // name are not part of the comparison either.
+        let comparable: ([String: String]) -> [String: String] = { item in
+            let own = ProviderAttributes.withoutAdded(item, keeping: Set(attributes.keys))
+            return attributes["xdg:schema"] == nil ? own.filter { $0.key != "xdg:schema" } : own
+        }
+        let found = try search(attributes)
+        // A locked match whose attributes cannot be read may be the exact item: creating beside it
+        // would make a twin. gnome-keyring shows a keyring loaded locked from disk with hashed
+        // attributes (`gkr:compat:hashed:service`, …): the search matched, but not these names.
+        let unreadable = { (item: KeyringItem) in !attributes.allSatisfy { item.attributes[$0.key] == $0.value } }
+        try throwIfAnyLocked(found.filter { $0.isLocked && (unreadable($0) || comparable($0.attributes) == attributes) })
+        let exact = found.filter { comparable($0.attributes) == attributes }
+        guard let item = exact.first else { return false }
+        try updateItem(at: item.objectPath, secret: (secret, contentType), label: label)
+        return true
+    }
+
+    /// The oldest item's secret. Any locked match throws `.locked`, even when a younger match is
+    /// readable: a locked original must never lose to a readable twin. A miss that a locked
+    /// collection may hide (KeePassXC) throws `.locked` too, rather than read as absent. An item deleted between the
+    /// search and the read (a concurrent reset) is skipped, not reported as locked.
+    func readFirst(
+        _ items: [KeyringItem], order: ItemOrder = .standard
+    ) throws(KeyringError) -> (item: KeyringItem, bytes: Data, contentType: String)? {
+        try throwIfAnyLocked(items)
+        var remaining = items
+        for item in order.sorted(items) {
+            if let (bytes, contentType) = try secretOfExistingItem(at: item.objectPath) { return (item, bytes, contentType) }
+            remaining.removeAll { $0.objectPath == item.objectPath }
+        }
+        try throwIfLockedMiss(remaining)
+        return nil
+    }
+
     /// The default collection ReadAlias named was gone by `method`: a failure, not "no default
     /// collection", which would let a caller keep a new value elsewhere as if the keyring had none.
     private static func vanished(_ method: String) -> KeyringError {

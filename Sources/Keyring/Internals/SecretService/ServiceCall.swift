@@ -98,7 +98,7 @@ struct ServiceCall: ~Copyable {
             try Deadline.run(until: deadline, cancellation: cancellation) { callCancellation throws(KeyringError) -> T in
                 let service = try connect(callCancellation.pointer, startsService: startsService)
                 defer { g_object_unref(service) }
-                // The KWallet session check runs where a secret first crosses the session (SessionCheck.swift).
+                // The KWallet session check runs where a secret first crosses the session (KWallet+SessionCheck.swift).
                 let call = ServiceCall(cancellable: callCancellation.pointer, service: service, callDeadline: deadline)
                 do throws(KeyringError) {
                     return try body(call)

@@ -9,32 +9,32 @@ import Foundation
 /// exact attribute set, byte-exact secrets, typed errors, and a locked collection never read as empty.
 extension Keyring {
     /// True when this keyring's operations go to a local collection: the file backend, or a test's
-    /// in-memory keyring (the name is older than the second).
-    var usesFileBackend: Bool { localKeyring != nil }
+    /// in-memory keyring.
+    var usesLocalCollection: Bool { localKeyring != nil }
 
     private var local: any LocalKeyring { localKeyring ?? FileLocalKeyring() }
 
-    func fileSearch(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
+    func localSearch(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
         try local.search(attributes, timeout: timeout)
     }
 
-    func fileList(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
+    func localList(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
         try local.list(attributes, timeout: timeout, unlock: unlock)
     }
 
-    func fileSearchProvingMiss(_ attributes: [String: String], keeping keep: (KeyringItem) -> Bool) throws(KeyringError) -> [KeyringItem] {
+    func localSearchProvingMiss(_ attributes: [String: String], keeping keep: (KeyringItem) -> Bool) throws(KeyringError) -> [KeyringItem] {
         try local.searchProvingMiss(attributes, keeping: keep, timeout: timeout)
     }
 
-    func fileReadAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
+    func localReadAll(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try local.readAll(attributes, timeout: timeout, unlock: unlock)
     }
 
-    func fileStore(_ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain") throws(KeyringError) {
+    func localStore(_ secret: Data, attributes: [String: String], label: String, contentType: String = "text/plain") throws(KeyringError) {
         try local.store(secret, attributes: attributes, label: label, contentType: contentType, timeout: timeout, unlock: unlock)
     }
 
-    func fileInsertIfAbsent(
+    func localInsertIfAbsent(
         _ secret: Data, attributes: () -> [String: String], matching: [String: String], label: String, order: ItemOrder,
         contentType: String = "text/plain"
     ) throws(KeyringError) -> InsertOutcome {
@@ -43,23 +43,23 @@ extension Keyring {
             timeout: timeout, unlock: unlock)
     }
 
-    func fileWithCreationLock<T>(_ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
+    func localWithCreationLock<T>(_ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         try local.withCreationLock(timeout: timeout, body)
     }
 
-    func fileDelete(_ attributes: [String: String]) throws(KeyringError) -> Int {
+    func localDelete(_ attributes: [String: String]) throws(KeyringError) -> Int {
         try local.delete(attributes, timeout: timeout, unlock: unlock)
     }
 
-    func fileSecret(of item: KeyringItem) throws(KeyringError) -> Data? {
+    func localSecret(of item: KeyringItem) throws(KeyringError) -> Data? {
         try local.secret(of: item, timeout: timeout, unlock: unlock)
     }
 
-    func fileDelete(item: KeyringItem) throws(KeyringError) {
+    func localDelete(item: KeyringItem) throws(KeyringError) {
         try local.delete(item: item, timeout: timeout, unlock: unlock)
     }
 
-    func fileStatus() -> ServiceStatus { local.status(timeout: timeout) }
+    func localStatus() -> ServiceStatus { local.status(timeout: timeout) }
 }
 
 extension LocalKeyring {

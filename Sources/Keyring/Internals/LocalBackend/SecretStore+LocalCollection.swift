@@ -11,12 +11,12 @@ import Foundation
 extension SecretStore {
     private var local: any LocalKeyring { keyring.localKeyring ?? FileLocalKeyring() }
 
-    func fileStoredItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
+    func localStoredItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
         try local.storedItem(of: self)
     }
 
-    func fileData(forKey key: Key) throws(KeyringError) -> Data? {
-        guard let (item, value) = try fileStoredItem() else { return nil }
+    func localData(forKey key: Key) throws(KeyringError) -> Data? {
+        guard let (item, value) = try localStoredItem() else { return nil }
         switch key {
         case .valueData: return value
         case .label: return Data(item.label.utf8)
@@ -24,11 +24,11 @@ extension SecretStore {
         }
     }
 
-    func fileWrite(_ payload: Payload, forKey key: Key) throws(KeyringError) {
+    func localWrite(_ payload: Payload, forKey key: Key) throws(KeyringError) {
         try local.write(payload, forKey: key, of: self)
     }
 
-    func fileReset() throws(KeyringError) {
+    func localReset() throws(KeyringError) {
         try local.reset(self)
     }
 }
