@@ -291,7 +291,7 @@ extension SecretStore {
             switch (key, payload) {
             case (_, .secret(let bytes, let type)):
                 try call.updateItem(at: item.objectPath, secret: (bytes, type))
-                try call.announceSecretChange(at: item.objectPath, label: item.label, attributes: item.attributes)
+                try call.announceSecretChange(at: item.objectPath, label: item.label)
             case (.label, .text(let text)): try call.updateItem(at: item.objectPath, label: text)
             case (_, .text(let text)):
                 // Only the attributes clients set: KeePassXC refuses an update that names its

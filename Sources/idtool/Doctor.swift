@@ -229,7 +229,7 @@ enum Doctor {
         let product: String? =
             switch provider {
             case "gnome-keyring-daemon": "GNOME Keyring"
-            case "kwalletd5", "kwalletd6", "ksecretd": "KWallet"
+            case "kwalletd", "kwalletd5", "kwalletd6", "ksecretd": "KWallet"
             case "keepassxc", "KeePassXC": "KeePassXC"
             case "oo7-daemon": "oo7"
             default: nil

@@ -181,7 +181,7 @@ struct ResolverKeyringTests {
     }
 
     /// KWallet writes its wallet file on a 5-second timer and not on exit, so without the flush
-    /// after each write (ServiceCall.flushIfKWallet) its copy is lost here; the backup covers that.
+    /// after each write (ServiceCall.flushAfterWrite) its copy is lost here; the backup covers that.
     @Test("the daemon killed right after the first identifier(): the same identifier, and the keyring kept its copy")
     func killedRightAfterFirstWrite() throws {
         try requireTestKeyring()

@@ -265,8 +265,8 @@ struct EnvironmentFaults {
         Fault.restoreDaemon()
         let after = try box.idtool(["get", "--app", app, "--json"])
         #expect(after.json?["identifier"] as? String == id)
-        // KeePassXC saves changes a moment after making them: a KILL may lose the item, and the
-        // backup then serves the same identifier (and writes it back).
+        // KeePassXC saves changes a moment after making them, ksecretd a value 5 s later: a KILL
+        // may lose the item or its value, and the backup then serves the same identifier (and writes it back).
         let provenances = TestProvider.quirks.savesBeforeAnswering ? ["keyring"] : ["keyring", "backup"]
         #expect(provenances.contains(after.json?["provenance"] as? String ?? ""), "\(after.summary)")
     }

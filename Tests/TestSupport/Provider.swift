@@ -38,7 +38,8 @@ public enum TestProvider {
         switch provider {
         case "kwallet": kwalletDaemon == "ksecretd" ? .ksecretd : .kwallet
         case "keepassxc": .keePassXC
-        default: .gnomeKeyring
+        case "gnome-keyring": .gnomeKeyring
+        default: .strict
         }
     }
 

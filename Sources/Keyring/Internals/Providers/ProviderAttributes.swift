@@ -35,13 +35,14 @@ enum ProviderAttributes {
     }
 
     /// What gnome-keyring shows of a locked item's attributes, loaded from disk: each name
-    /// prefixed with this and its value hashed, beside a plain `xdg:schema`.
-    static let hashedPrefix = "gkr:compat:hashed:"
+    /// prefixed with this (`gkr:compat:hashed:NAME`, `gkr:compat:uint32:NAME`) and its value
+    /// hashed, beside a plain `xdg:schema`.
+    static let compatPrefix = "gkr:compat:"
 
     /// True when a locked item's `attributes` do not say what it holds: none at all, or only
     /// gnome-keyring's hashed forms. Such an item is neither compared nor listed by them.
     static func areUnreadable(_ attributes: [String: String]) -> Bool {
-        attributes.keys.allSatisfy { $0 == "xdg:schema" || $0.hasPrefix(hashedPrefix) }
+        attributes.keys.allSatisfy { $0 == "xdg:schema" || $0.hasPrefix(compatPrefix) }
     }
 
     /// `attributes` without those the provider (or this library's marker) added, except any named

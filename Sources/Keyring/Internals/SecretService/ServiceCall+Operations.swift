@@ -426,7 +426,7 @@ extension ServiceCall {
     /// and KWallet emit no signal for `Item.SetSecret`, but `ItemChanged` for a label set, so
     /// other processes watching the item (`SecretStore.changes()`) learn of the new secret.
     /// Skipped where the provider signals SetSecret itself (KeePassXC).
-    func announceSecretChange(at path: String, label: String, attributes: [String: String]) throws(KeyringError) {
+    func announceSecretChange(at path: String, label: String) throws(KeyringError) {
         if provider().quirks.signalsSetSecret { return }
         let done: ()? = try callService(
             path, interface: "org.freedesktop.DBus.Properties", method: "Set",
