@@ -36,11 +36,12 @@ extension ServiceCall {
     private static let kwalletAppID = "KeyringIdentity"
 
     /// The hook every write that succeeded runs: a flush where the provider needs one, through
-    /// `org.kde.kwalletd5` when the Secret Service's owner owns that name too (kwalletd6 does; a
-    /// Flatpak's bus proxy hides it, and then there is nothing to flush through).
+    /// `org.kde.kwalletd5` when the provider was recognised by owning that name (kwalletd6 owns it
+    /// too; a Flatpak's bus proxy hides it, and then there is nothing to flush through).
     func flushAfterWrite() {
-        guard provider().quirks.flushesOnRequest, let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
-            ownsKWalletName(connection), !Self.promptsOnOpen()
+        let provider = provider()
+        guard provider.quirks.flushesOnRequest, provider.ownedName == Self.kwalletName,
+            let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)), !Self.promptsOnOpen()
         else { return }
         guard let wallet = kwallet(connection, "networkWallet", nil, reply: "(s)", kr_variant_tuple_string) else { return }
         defer { g_free(wallet) }
@@ -53,17 +54,6 @@ extension ServiceCall {
         else { return }
         _ = kwallet(connection, "sync", kr_kwallet_handle_tuple(handle, Self.kwalletAppID), reply: "()") { _ in () }
         _ = kwallet(connection, "close", kr_kwallet_close_tuple(handle, Self.kwalletAppID), reply: "(i)") { _ in () }
-    }
-
-    /// True when the Secret Service's owner also owns `org.kde.kwalletd5`, the name the flush calls.
-    private func ownsKWalletName(_ connection: OpaquePointer) -> Bool {
-        guard let owner = g_dbus_proxy_get_name_owner(kr_service_proxy(service)) else { return false }
-        defer { g_free(owner) }
-        let kwalletOwner = call(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-            "GetNameOwner", kr_variant_string_tuple(Self.kwalletName), reply: "(s)", kr_variant_tuple_string)
-        defer { g_free(kwalletOwner) }
-        return kwalletOwner.map { String(cString: $0) == String(cString: owner) } ?? false
     }
 
     /// True when kwalletrc asks kwalletd to confirm each application that opens a wallet.

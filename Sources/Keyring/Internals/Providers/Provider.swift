@@ -17,6 +17,8 @@ struct Provider: Equatable {
     }
 
     let family: Family
+    /// The well-known name its connection owns that recognised it (`markers`); nil when its objects did.
+    var ownedName: String? = nil
 
     /// What this provider does differently: each family's file defines its `Quirks`.
     var quirks: Quirks {
@@ -92,6 +94,7 @@ extension ServiceCall {
         let key = "\(UInt(bitPattern: Int(bitPattern: connection))) \(own) \(owner)"
         if let known = Provider.known.withLock({ $0 }), known.key == key { return known.provider }
         var family = Provider.Family.unknown
+        var ownedName: String?
         for marker in Provider.markers {
             // A marker nobody owns is simply not this daemon's; one that cannot be asked leaves it unknown.
             let markerOwner: String?
@@ -102,6 +105,7 @@ extension ServiceCall {
             }
             if markerOwner == owner {
                 family = marker.family
+                ownedName = marker.name
                 break
             }
         }
@@ -114,7 +118,7 @@ extension ServiceCall {
                 return Provider(family: .unknown)
             }
         }
-        let provider = Provider(family: family)
+        let provider = Provider(family: family, ownedName: ownedName)
         Provider.known.withLock { $0 = (key, provider) }
         return provider
     }
