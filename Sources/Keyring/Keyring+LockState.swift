@@ -1,5 +1,5 @@
 // Lock state: asking whether a collection is locked, and locking or unlocking the default one.
-// The D-Bus calls and the prompt wait live in Internals/SecretService/Unlock.swift, the one home
+// The D-Bus calls and the prompt wait live in Internals/SecretService/ServiceCall+Prompt.swift, the one home
 // of lock changes, which the unlock-on-demand of every other call uses too.
 
 extension Keyring {

@@ -198,9 +198,8 @@ public struct Keyring: Sendable {
         try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) in
                 call.notes.mayCreate = true
-                try call.refuseItemTheProviderMisreads(attributes, secret: secret)
                 if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
-                try call.withCreationLock(for: attributes) { () throws(KeyringError) in
+                try CreationLock.with(call, for: attributes) { () throws(KeyringError) in
                     if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
                     try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
                 }
@@ -223,8 +222,10 @@ public struct Keyring: Sendable {
         if usesLocalCollection { return try localWithCreationLock(body) }
         let deadline = CallDeadline(timeout: timeout)
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> T in
-            let name = ServiceCall.lockName(for: attributes)
-            let acquisition = try ServiceCall.run(deadline: deadline) { call throws(KeyringError) in try call.acquireBusName(name) }
+            let name = CreationLock.lockName(for: attributes)
+            let acquisition = try ServiceCall.run(deadline: deadline) { call throws(KeyringError) in
+                try CreationLock.acquire(name, in: call)
+            }
             switch acquisition {
             case .acquired(let owned):
                 // Straight on the owning connection: waiting for the service gate, which another
@@ -289,8 +290,7 @@ public struct Keyring: Sendable {
         return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in
             try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
                 call.notes.mayCreate = true
-                try call.refuseItemTheProviderMisreads(attributes, secret: secret)
-                return try call.withCreationLock(for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
+                return try CreationLock.with(call, for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
                     if let found = try call.readFirst(try call.search(matching), order: order) {
                         return .existing(item: found.item, secret: found.bytes)
                     }
@@ -421,7 +421,7 @@ public struct Keyring: Sendable {
                 // Reachable only once the daemon has answered a call (a stopped daemon has not).
                 let collection = try call.defaultCollectionState()
                 status.isReachable = true
-                status.provider = call.providerProcessName()
+                status.provider = Provider.processName(in: call)
                 status.defaultCollectionLabel = collection?.label
                 status.hasDefaultCollection = collection != nil
                 status.isLocked = collection?.locked ?? false

@@ -274,7 +274,7 @@ extension SecretStore {
                 if try update(call, payload, forKey: key) { return }
                 // First write: the creation lock (shared by every client of the keyring) means two
                 // processes never create two items.
-                try call.withCreationLock(for: searchAttributes) { () throws(KeyringError) in
+                try CreationLock.with(call, for: searchAttributes) { () throws(KeyringError) in
                     if try update(call, payload, forKey: key) { return }
                     try create(call, payload, forKey: key)
                 }

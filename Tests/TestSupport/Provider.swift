@@ -43,6 +43,24 @@ public enum TestProvider {
         }
     }
 
+    /// What an unlock prompt comes to in this harness when no mock prompter answers it.
+    public enum UnlockPromptOutcome: Sendable {
+        /// gnome-keyring: its gcr-prompter finds no display and the prompt ends dismissed.
+        case dismissed
+        /// KWallet: the wallet's empty password opens it without a dialog.
+        case completes
+        /// KeePassXC: its own dialog opens and nobody answers it before the deadline.
+        case unanswered
+    }
+    /// How an unlock prompt ends here with nobody to answer it (`UnlockPromptOutcome`).
+    public static var unansweredUnlock: UnlockPromptOutcome {
+        switch name {
+        case "kwallet": .completes
+        case "keepassxc": .unanswered
+        default: .dismissed
+        }
+    }
+
     /// Whether the provider lists a locked collection's items (as locked). gnome-keyring and
     /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
     /// from every search, so a locked item there reads as `.locked(itemExists: false)`.

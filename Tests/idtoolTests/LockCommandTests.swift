@@ -9,7 +9,6 @@ import Testing
 /// locked state.
 @Suite("idtool lock and unlock", .serialized)
 struct LockCommandTests {
-    static var provider: String { ProcessInfo.processInfo.environment["KEYRING_PROVIDER"] ?? "gnome-keyring" }
     static var usesFileBackend: Bool { ProcessInfo.processInfo.environment["SECRET_BACKEND"] == "file" }
 
     @Test("lock, then unlock through the answered prompt; --no-prompt exits 75 without prompting",
@@ -49,17 +48,17 @@ struct LockCommandTests {
     }
 
     @Test("KWallet and KeePassXC: lock locks; unlock succeeds (KWallet) or its dialog goes unanswered (KeePassXC)",
-          .enabled(if: (provider == "kwallet" || provider == "keepassxc") && !usesFileBackend, "KWallet and KeePassXC"))
+          .enabled(if: TestProvider.unansweredUnlock != .dismissed && !usesFileBackend, "KWallet and KeePassXC"))
     func lockAndUnlockOtherProviders() throws {
         try requireTestKeyring()
         // KeePassXC refuses to lock again after an unanswered unlock dialog until it restarts (LockStateTests).
-        defer { _ = try? keyringCtl([Self.provider == "keepassxc" ? "restart" : "unlock"]) }
+        defer { _ = try? keyringCtl([TestProvider.unansweredUnlock == .unanswered ? "restart" : "unlock"]) }
         let locked = try Idtool.run(["lock"])
         #expect(locked.status == 0, "\(locked.stderr)")
         #expect(try Keyring.default.isLocked())
         #expect(try Idtool.run(["unlock", "--no-prompt"]).status == 75)
         let unlocked = try Idtool.run(["unlock", "--timeout", "3"])
-        if Self.provider == "kwallet" {
+        if TestProvider.unansweredUnlock == .completes {
             #expect(unlocked.status == 0, "\(unlocked.stderr)")
             #expect(try !Keyring.default.isLocked())
         } else {

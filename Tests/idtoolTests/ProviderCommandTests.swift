@@ -42,7 +42,7 @@ struct ProviderCommandTests {
         try #require(!value.isEmpty)
         // On KeePassXC the harder case: a second database is the (unlocked) default, the
         // identifier's database is locked and hides it.
-        if TestProvider.isKeePassXC { try Self.ctl("second-db") }
+        if TestConfiguration.current.offers(.secondDatabase) { try Self.ctl("second-db") }
         try Self.ctl("lock", "keyring")
         defer { _ = try? Self.ctl("restart") }
         let reset = try Idtool.run(["reset", "--app", app, "--no-prompt"])
@@ -131,7 +131,7 @@ struct ProviderCommandTests {
         defer { _ = try? Idtool.run(["item", "reset", id]) }
         let value = Data("{REF:U@I:0123456789ABCDEF0123456789ABCDEF}".utf8)
         let set = try Idtool.run(["item", "set", id], stdin: value)
-        if TestProvider.isKeePassXC {
+        if TestProvider.quirks.rejectsFieldReferences {
             // KeePassXC 2.7 refuses such values (InvalidArgs) and would leave an empty item.
             #expect(set.status == 65)
             set.expectOneLineError(hiding: [id], containing: "KeePassXC refuses")

@@ -95,6 +95,9 @@ enum BusCall {
         .serviceFailure(domain: "KeyringIdentity", code: -1, message: "the service's reply to \(name) has an unexpected shape")
     }
 
+    /// The detail of `.noSessionBus` when this process's connection closed under a call.
+    static let connectionClosed = "the connection was closed"
+
     /// "No such object" in the forms gnome-keyring, KWallet, KeePassXC and the bus use, for an item's or
     /// collection's path (`callIfPresent` never asks it of the service object). GDBus (gnome-keyring)
     /// answers a path with no object on it with UnknownMethod, worded "Object does not exist at path …"
@@ -107,11 +110,8 @@ enum BusCall {
         case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.Secret.Error.NoSuchObject": return true
         case "org.freedesktop.DBus.Error.UnknownMethod":
             return message.contains("Object does not exist at path") || message.contains("on object at path")
-        case "org.freedesktop.DBus.Error.InvalidArgs": return message.contains(kwalletNoSuchItem)
+        case "org.freedesktop.DBus.Error.InvalidArgs": return message.contains(ServiceFailure.kwalletNoSuchItem)
         default: return false
         }
     }
-
-    /// How kwalletd5 says an item does not exist (with InvalidArgs): "Can't find item at path /org/…".
-    static let kwalletNoSuchItem = "Can't find item at path"
 }

@@ -30,7 +30,7 @@ extension KeyringError {
                 self = .timedOut(seconds: 25)
                 return
             case G_IO_ERROR_CLOSED, G_IO_ERROR_BROKEN_PIPE, G_IO_ERROR_CONNECTION_CLOSED:
-                self = .noSessionBus(detail: "the connection was closed")
+                self = .noSessionBus(detail: BusCall.connectionClosed)
                 return
             default:
                 if phase == .connecting {

@@ -5,15 +5,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// The lock every creation of an item runs under, so that "create if still absent" holds between
-/// processes that share nothing but the keyring: a Flatpak beside a host app, cron without
-/// pam_systemd, two versions of one app.
-///
-/// It is a well-known name on the session bus, owned with `RequestName(DO_NOT_QUEUE)`: every
-/// client of the keyring shares that bus, whatever its file system view, and the bus releases
-/// the name when its owner dies. Where the bus refuses the name (a filtering proxy), the per-user
-/// `flock` in `$XDG_RUNTIME_DIR` stands in (`CreationFallbackLock`). In-process exclusion comes
-/// from `ProcessCreationLock`, which every creation takes before its service call.
 /// The in-process half of the creation lock: one thread at a time, re-entrant for that thread
 /// (a `Keyring.withCreationLock` body may call `insertIfAbsent`). Always taken before the service
 /// gate, never while holding it; and both are waited on only until the call's deadline.
@@ -30,27 +21,42 @@ enum ProcessCreationLock {
     }
 }
 
-extension ServiceCall {
+/// The lock every creation of an item runs under, so that "create if still absent" holds between
+/// processes that share nothing but the keyring: a Flatpak beside a host app, cron without
+/// pam_systemd, two versions of one app.
+///
+/// It is a well-known name on the session bus, owned with `RequestName(DO_NOT_QUEUE)`: every
+/// client of the keyring shares that bus, whatever its file system view, and the bus releases
+/// the name when its owner dies. Where the bus refuses the name (a filtering proxy), the per-user
+/// `flock` in `$XDG_RUNTIME_DIR` stands in (`CreationFallbackLock`). In-process exclusion comes
+/// from `ProcessCreationLock`, which every creation takes before its service call.
+enum CreationLock {
     /// Runs `body` while holding the creation lock for `attributes`, waiting until the deadline.
     /// The caller holds `ProcessCreationLock`, so a name this connection already owns belongs to
     /// an enclosing `Keyring.withCreationLock` on this thread.
-    func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
-        try withCreationLock(for: attributes) { (_: Bool) throws(KeyringError) -> T in try body() }
+    static func with<T>(_ call: borrowing ServiceCall, for attributes: [String: String], _ body: () throws(KeyringError) -> T)
+        throws(KeyringError) -> T
+    {
+        try with(call, for: attributes) { (_: Bool) throws(KeyringError) -> T in try body() }
     }
 
     /// As above; `body` learns whether the lock excludes every client of the keyring (false when
     /// only the `flock` fallback stood in, which processes in other environments do not share).
-    func withCreationLock<T>(for attributes: [String: String], _ body: (Bool) throws(KeyringError) -> T) throws(KeyringError) -> T {
-        switch try acquireBusName(Self.lockName(for: attributes)) {
+    static func with<T>(_ call: borrowing ServiceCall, for attributes: [String: String], _ body: (Bool) throws(KeyringError) -> T)
+        throws(KeyringError) -> T
+    {
+        switch try acquire(lockName(for: attributes), in: call) {
         case .acquired(let name):
             defer { name.release() }
             return try body(true)
         case .alreadyOwned:
             return try body(true)
         case .refused:
-            let pointer = cancellable
+            let pointer = call.cancellable
             let isCancelled = { g_cancellable_is_cancelled(pointer) != 0 }
-            return try CreationFallbackLock.with(callDeadline, isCancelled: isCancelled) { () throws(KeyringError) -> T in try body(false) }
+            return try CreationFallbackLock.with(call.callDeadline, isCancelled: isCancelled) { () throws(KeyringError) -> T in
+                try body(false)
+            }
         }
     }
 
@@ -76,12 +82,12 @@ extension ServiceCall {
     /// Asks for `name` until the bus grants it or the deadline passes, through `CallDeadline.poll`.
     /// A RequestName that ended in a timeout or cancellation on this side may still have been
     /// granted by the bus: the name is then released at once, unless this process holds it.
-    func acquireBusName(_ name: String) throws(KeyringError) -> Acquisition {
-        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)) else {
-            throw .noSessionBus(detail: "the connection was closed")
+    static func acquire(_ name: String, in call: borrowing ServiceCall) throws(KeyringError) -> Acquisition {
+        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(call.service)) else {
+            throw .noSessionBus(detail: BusCall.connectionClosed)
         }
-        let deadline = callDeadline
-        let pointer = cancellable
+        let deadline = call.callDeadline
+        let pointer = call.cancellable
         let isCancelled = { g_cancellable_is_cancelled(pointer) != 0 }
         var acquisition: Acquisition? = nil
         let outcome: CallDeadline.PollOutcome

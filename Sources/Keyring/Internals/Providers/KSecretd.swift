@@ -22,13 +22,13 @@ extension ProviderValues {
     }
 }
 
-extension ServiceCall {
-    /// Throws `.invalidArgument` before a write ksecretd would keep as something else: an item
-    /// whose `type` attribute is `map` must hold a JSON object of strings there
-    /// (`Quirks.keepsTypeMapAsJSON`). Asks for the provider only for such items.
-    func refuseItemTheProviderMisreads(_ attributes: [String: String], secret: Data) throws(KeyringError) {
-        guard attributes["type"] == "map", !ProviderValues.isJSONObjectOfStrings(secret), provider().quirks.keepsTypeMapAsJSON else { return }
-        throw .invalidArgument(
+extension ProviderValues {
+    /// ksecretd's refusal of an item whose `type` attribute is `map` and whose secret is not a JSON
+    /// object of strings (`Quirks.keepsTypeMapAsJSON`): it would keep something else. Nil otherwise;
+    /// asks for the provider's quirks only for such items.
+    static func typeMapRefusal(_ secret: Data, attributes: [String: String]?, quirks: () -> Quirks) -> KeyringError? {
+        guard attributes?["type"] == "map", !isJSONObjectOfStrings(secret), quirks().keepsTypeMapAsJSON else { return nil }
+        return .invalidArgument(
             "KWallet's ksecretd keeps an item whose attribute type is \"map\" as a map, a JSON object of strings, and returns {} "
                 + "for other bytes; store a JSON object of strings, or give the type attribute another value")
     }

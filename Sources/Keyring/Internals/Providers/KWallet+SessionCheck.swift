@@ -18,35 +18,33 @@ import Foundation
 /// plain session. A mismatch discards the check item (when this session wrote it) and the session;
 /// `ServiceCall.run` then opens a new one. Providers whose `Quirks` rule this out are not checked, and calls that carry
 /// no secret (status, search) check nothing.
-extension ServiceCall {
+enum SessionCheck {
     static let sessionCheckAttributes = ["keyring-identity": "session-check"]
     /// Computed: a static Data would show as a leak under LeakSanitizer.
     static var sessionCheckValue: Data { Data("KeyringIdentity session check: not a secret".utf8) }
     static let sessionCheckLabel = "KeyringIdentity session check (not a secret)"
-    /// The message of the error that makes `ServiceCall.run` retry on a new session.
-    static let sessionKeyMismatch = "the session's encryption key does not match kwalletd5's"
 
     /// The session last found good, as daemon owner + session path.
     private static let verifiedSession = Guarded<String?>(nil)
 
-    /// Throws a `.serviceFailure` with `sessionKeyMismatch` when this session's key is wrong.
+    /// Throws `ServiceFailure.sessionKeyRejected` when this session's key is wrong.
     /// - Parameter reading: the item a read is about to decrypt; nil for a write, which may create the check item.
-    func checkSession(reading: String?) throws(KeyringError) {
-        guard let pathPointer = secret_service_get_session_dbus_path(service) else { return }
+    static func run(_ call: borrowing ServiceCall, reading: String?) throws(KeyringError) {
+        guard let pathPointer = secret_service_get_session_dbus_path(call.service) else { return }
         let path = String(cString: pathPointer)
-        let algorithms = secret_service_get_session_algorithms(service).map { String(cString: $0) } ?? ""
+        let algorithms = secret_service_get_session_algorithms(call.service).map { String(cString: $0) } ?? ""
         // Both are known locally: a session already checked costs no call.
-        guard algorithms != "plain", let ownerPointer = g_dbus_proxy_get_name_owner(kr_service_proxy(service)) else { return }
+        guard algorithms != "plain", let ownerPointer = g_dbus_proxy_get_name_owner(kr_service_proxy(call.service)) else { return }
         let session = String(cString: ownerPointer) + " " + path
         g_free(ownerPointer)
         if Self.verifiedSession.withLock({ $0 == session }) { return }
-        guard provider().quirks.mayMismatchSessionKeys else {
+        guard call.provider().quirks.mayMismatchSessionKeys else {
             Self.verifiedSession.withLock { $0 = session }
             return
         }
         // A few rounds: a check item another process removes between our search and read is searched again.
         for _ in 0..<3 {
-            let paths = try searchPaths(Self.sessionCheckAttributes)
+            let paths = try call.searchPaths(Self.sessionCheckAttributes)
             // Locked: nothing can be read or written through this session until it opens; check then.
             if !paths.locked.isEmpty { return }
             var created = false
@@ -54,21 +52,21 @@ extension ServiceCall {
             if let first = paths.unlocked.first {
                 checkPath = first
             } else if let reading {
-                if try agreesWithPlainSession(at: reading) { Self.verifiedSession.withLock { $0 = session } }
+                if try agreesWithPlainSession(at: reading, in: call) { Self.verifiedSession.withLock { $0 = session } }
                 return
             } else {
-                if try defaultCollectionState()?.locked != false { return }
-                checkPath = try insertItem(
+                if try call.defaultCollectionState()?.locked != false { return }
+                checkPath = try call.insertItem(
                     attributes: Self.sessionCheckAttributes, label: Self.sessionCheckLabel, secret: Self.sessionCheckValue,
                     contentType: "application/octet-stream")
                 created = true
             }
-            switch try readCheck(at: checkPath) {
+            switch try readCheck(at: checkPath, in: call) {
             case .matches:
                 Self.verifiedSession.withLock { $0 = session }
                 Self.mismatches.withLock { $0 = 0 }
                 // Processes that used the wallet for the first time together may each have made one.
-                for extra in paths.unlocked.dropFirst() { try? deleteItem(at: extra) }
+                for extra in paths.unlocked.dropFirst() { try? call.deleteItem(at: extra) }
                 return
             case .gone: continue
             case .locked: return
@@ -80,8 +78,8 @@ extension ServiceCall {
                 // The one we just wrote through this session is garbage. Another's is garbage only
                 // when a second session disagrees with it too (it was written through a bad
                 // session that did not live to remove it); usually this session is the bad one.
-                if created || count >= 2 { try? deleteItem(at: checkPath) }
-                throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.sessionKeyMismatch)
+                if created || count >= 2 { try? call.deleteItem(at: checkPath) }
+                throw ServiceFailure.sessionKeyRejected.error
             }
         }
     }
@@ -91,11 +89,11 @@ extension ServiceCall {
 
     private enum CheckRead { case matches, differs, gone, locked }
 
-    private func readCheck(at path: String) throws(KeyringError) -> CheckRead {
+    private static func readCheck(at path: String, in call: borrowing ServiceCall) throws(KeyringError) -> CheckRead {
         let value: OpaquePointer?
         do throws(KeyringError) {
-            value = try sessionSecret(at: path)
-        } catch .serviceFailure(_, _, let message) where message.contains(BusCall.kwalletNoSuchItem) {
+            value = try call.sessionSecret(at: path)
+        } catch let error where ServiceFailure(error) == .noSuchItem {
             return .gone
         }
         defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
@@ -103,27 +101,27 @@ extension ServiceCall {
         // libsecret gives no value at all when the session key cannot decrypt the secret.
         let bytes = value.flatMap { secret_value_get($0, &length) }.map { Data(bytes: $0, count: length) }
         if bytes == Self.sessionCheckValue { return .matches }
-        guard let item = try properties(at: path, isLocked: false) else { return .gone }
+        guard let item = try call.properties(at: path, isLocked: false) else { return .gone }
         return item.isLocked ? .locked : .differs
     }
 
     /// Whether the item at `path` reads the same through this session as through a plain one.
     /// True also when there is nothing to compare (an empty or locked value, a vanished item, no
     /// plain session): the read then ends as it would have anyway, and a later one checks again.
-    /// - Throws: `sessionKeyMismatch` when the two reads differ.
-    private func agreesWithPlainSession(at path: String) throws(KeyringError) -> Bool {
-        guard let plain = try plainSecret(at: path), !plain.isEmpty else { return false }
-        let value = try sessionSecret(at: path)
+    /// - Throws: `ServiceFailure.sessionKeyRejected` when the two reads differ.
+    private static func agreesWithPlainSession(at path: String, in call: borrowing ServiceCall) throws(KeyringError) -> Bool {
+        guard let plain = try plainSecret(at: path, in: call), !plain.isEmpty else { return false }
+        let value = try call.sessionSecret(at: path)
         defer { if let value { secret_value_unref(UnsafeMutableRawPointer(value)) } }
         var length = 0
         let bytes = value.flatMap { secret_value_get($0, &length) }.map { Data(bytes: $0, count: length) }
-        guard bytes == plain else { throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.sessionKeyMismatch) }
+        guard bytes == plain else { throw ServiceFailure.sessionKeyRejected.error }
         return true
     }
 
     /// The value at `path` through a new plain session, closed afterwards; nil when none opens or the item is gone.
-    private func plainSecret(at path: String) throws(KeyringError) -> Data? {
-        let opened = try? callService(
+    private static func plainSecret(at path: String, in call: borrowing ServiceCall) throws(KeyringError) -> Data? {
+        let opened = try? call.callService(
             "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", method: "OpenSession", kr_open_plain_session_tuple(),
             reply: "(vo)"
         ) { reply -> String? in
@@ -132,8 +130,10 @@ extension ServiceCall {
             return String(cString: session)
         }
         guard let session = opened else { return nil }
-        defer { _ = try? callService(session, interface: "org.freedesktop.Secret.Session", method: "Close", nil, reply: "()") { _ in () } }
-        return try callService(
+        defer {
+            _ = try? call.callService(session, interface: "org.freedesktop.Secret.Session", method: "Close", nil, reply: "()") { _ in () }
+        }
+        return try call.callService(
             path, interface: "org.freedesktop.Secret.Item", method: "GetSecret", kr_variant_objpath_tuple(session), reply: "((oayays))"
         ) { reply -> Data? in
             guard let value = kr_get_secret_reply_value(reply) else { return nil }

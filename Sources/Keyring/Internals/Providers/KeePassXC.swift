@@ -46,12 +46,12 @@ enum ProviderValues {
     }
 }
 
-extension ServiceCall {
-    /// Throws `.invalidArgument` before a write KeePassXC would refuse or store empty (see
-    /// `ProviderValues`). Asks for the provider only when the value holds a field reference.
-    func refuseValueTheProviderRejects(_ secret: Data) throws(KeyringError) {
-        guard ProviderValues.containsFieldReference(secret), provider().quirks.rejectsFieldReferences else { return }
-        throw .invalidArgument(
+extension ProviderValues {
+    /// KeePassXC's refusal of `secret` (see above) when it holds a field reference and the provider
+    /// refuses those; nil otherwise. Asks for the provider's quirks only for such a value.
+    static func fieldReferenceRefusal(_ secret: Data, quirks: () -> Quirks) -> KeyringError? {
+        guard containsFieldReference(secret), quirks().rejectsFieldReferences else { return nil }
+        return .invalidArgument(
             "KeePassXC refuses values that contain a field reference such as {REF:P@I:…}; store it encoded (e.g. base64)")
     }
 }

@@ -1,5 +1,11 @@
 internal import CLibSecret
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The daemon that owns the Secret Service, recognised once per owner from what the bus says
 /// (never from `/proc`, which a sandbox's PID namespace hides): the well-known names its connection
 /// owns, or, where a sandbox's bus proxy hides those names (a Flatpak talks to
@@ -48,35 +54,21 @@ struct Provider: Equatable {
     static let known = Guarded<(key: String, provider: Provider)?>(nil)
 }
 
-extension ServiceCall {
-    /// The provider that owns the Secret Service now; `.unknown` when the bus does not say.
-    ///
-    /// The owner is asked of the bus, not of libsecret's proxy: after a daemon restart the proxy
-    /// may still name the old owner, which the markers no longer match.
-    ///
-    /// Only a definite answer is remembered: a lookup that failed (a timeout, a cancellation) gives
-    /// `.unknown`, the strict answer, for this call alone. Within one operation the bus is asked once.
-    func provider() -> Provider {
-        if let asked = notes.provider { return asked }
-        let provider = recognisedProvider()
-        notes.provider = provider
-        return provider
-    }
-
+extension Provider {
     /// The providing process's name for `ServiceStatus.provider`, e.g. "gnome-keyring-daemon": its
     /// executable's, where `/proc` shows it; inside a PID namespace, which hides it, the family's
     /// usual one; nil for a daemon nobody knows there. Only shown, never decided on.
-    func providerProcessName() -> String? {
-        let proxy = kr_service_proxy(service)
+    static func processName(in call: borrowing ServiceCall) -> String? {
+        let proxy = kr_service_proxy(call.service)
         if let owner = g_dbus_proxy_get_name_owner(proxy), let connection = g_dbus_proxy_get_connection(proxy) {
             defer { g_free(owner) }
             let pid = try? BusCall.call(
                 connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
-                kr_variant_string_tuple(owner), reply: "(u)", timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
+                kr_variant_string_tuple(owner), reply: "(u)", timeout: min(2000, call.remainingMilliseconds), cancellable: call.cancellable,
                 flags: kr_call_flags_none(), parse: { kr_variant_tuple_u32($0) })
             if let pid, pid > 0, let name = ProcessName.of(pid: pid) { return name }
         }
-        return switch provider().family {
+        return switch call.provider().family {
         case .gnomeKeyring: "gnome-keyring-daemon"
         case .kwallet: "kwalletd"
         case .ksecretd: "ksecretd"
@@ -85,10 +77,10 @@ extension ServiceCall {
         }
     }
 
-    /// `provider()`, asked of the bus.
-    private func recognisedProvider() -> Provider {
-        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(service)),
-            let owner = try? nameOwner(BusEnvironment.serviceName, on: connection)
+    /// `ServiceCall.provider()`, asked of the bus.
+    static func recognised(in call: borrowing ServiceCall) -> Provider {
+        guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(call.service)),
+            let owner = try? nameOwner(BusEnvironment.serviceName, on: connection, in: call)
         else { return Provider(family: .unknown) }
         let own = g_dbus_connection_get_unique_name(connection).map { String(cString: $0) } ?? ""
         let key = "\(UInt(bitPattern: Int(bitPattern: connection))) \(own) \(owner)"
@@ -99,7 +91,7 @@ extension ServiceCall {
             // A marker nobody owns is simply not this daemon's; one that cannot be asked leaves it unknown.
             let markerOwner: String?
             do throws(KeyringError) {
-                markerOwner = try nameOwner(marker.name, on: connection)
+                markerOwner = try nameOwner(marker.name, on: connection, in: call)
             } catch {
                 return Provider(family: .unknown)
             }
@@ -113,7 +105,7 @@ extension ServiceCall {
         // tell (two Introspect calls at most, once per owner).
         if family == .unknown {
             do throws(KeyringError) {
-                family = try familyFromObjects(of: owner, on: connection)
+                family = try familyFromObjects(of: owner, on: connection, in: call)
             } catch {
                 return Provider(family: .unknown)
             }
@@ -125,19 +117,25 @@ extension ServiceCall {
 
     /// The family the objects of the daemon `owner` show: gnome-keyring's own interface on its
     /// service object, or the nodes beside `/org` that KeePassXC and kwalletd export.
-    private func familyFromObjects(of owner: String, on connection: OpaquePointer) throws(KeyringError) -> Provider.Family {
-        if try introspect(BusCall.servicePath, of: owner, on: connection).contains("interface name=\"\(Provider.gnomeKeyringInterface)\"") {
+    private static func familyFromObjects(of owner: String, on connection: OpaquePointer, in call: borrowing ServiceCall)
+        throws(KeyringError) -> Provider.Family
+    {
+        if try introspect(BusCall.servicePath, of: owner, on: connection, in: call).contains(
+            "interface name=\"\(Provider.gnomeKeyringInterface)\"")
+        {
             return .gnomeKeyring
         }
-        let root = try introspect("/", of: owner, on: connection)
+        let root = try introspect("/", of: owner, on: connection, in: call)
         return Provider.rootNodes.first { root.contains("node name=\"\($0.node)\"") }?.family ?? .unknown
     }
 
     /// The introspection XML of the object at `path` of `owner`; empty when it has no such object.
-    private func introspect(_ path: String, of owner: String, on connection: OpaquePointer) throws(KeyringError) -> String {
+    private static func introspect(_ path: String, of owner: String, on connection: OpaquePointer, in call: borrowing ServiceCall)
+        throws(KeyringError) -> String
+    {
         try BusCall.call(
             connection, owner, path, "org.freedesktop.DBus.Introspectable", "Introspect", nil, reply: "(s)",
-            timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
+            timeout: min(2000, call.remainingMilliseconds), cancellable: call.cancellable,
             orOnError: { error -> String? in BusCall.isNoSuchObject(error) ? "" : nil },
             parse: { reply -> String? in
                 guard let xml = kr_variant_tuple_string(reply) else { return nil }
@@ -148,10 +146,12 @@ extension ServiceCall {
 
     /// The unique name that owns `name` on the bus now; nil when nobody does.
     /// - Throws: when the bus does not answer (a timeout, a cancellation).
-    private func nameOwner(_ name: String, on connection: OpaquePointer) throws(KeyringError) -> String? {
+    private static func nameOwner(_ name: String, on connection: OpaquePointer, in call: borrowing ServiceCall) throws(KeyringError)
+        -> String?
+    {
         try BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-            kr_variant_string_tuple(name), reply: "(s)", timeout: min(2000, remainingMilliseconds), cancellable: cancellable,
+            kr_variant_string_tuple(name), reply: "(s)", timeout: min(2000, call.remainingMilliseconds), cancellable: call.cancellable,
             flags: kr_call_flags_none(),
             orOnError: { error -> String?? in
                 KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.NameHasNoOwner" ? .some(nil) : nil
@@ -162,11 +162,22 @@ extension ServiceCall {
                 return .some(String(cString: owner))
             })
     }
+}
 
-    /// True when a search's miss does not prove absence: the provider hides a locked collection's
-    /// items and some collection is locked. On gnome-keyring and KWallet a miss is always proven.
-    func missCouldBeHidden() throws(KeyringError) -> Bool {
-        if provider().quirks.listsLockedMatches { return false }
-        return try !lockedCollections().isEmpty
+extension Provider {
+    /// Before a write that carries `secret`, once: the values the provider would refuse or misread
+    /// (each provider's file names its own), then the session's key where it may not match.
+    static func beforeWriting(_ secret: Data, attributes: [String: String]?, in call: borrowing ServiceCall) throws(KeyringError) {
+        if let refusal = ProviderValues.fieldReferenceRefusal(secret, quirks: { call.provider().quirks })
+            ?? ProviderValues.typeMapRefusal(secret, attributes: attributes, quirks: { call.provider().quirks })
+        {
+            throw refusal
+        }
+        try SessionCheck.run(call, reading: nil)
+    }
+
+    /// After a write that succeeded, once: the flush where the provider saves on request.
+    static func afterWriting(in call: borrowing ServiceCall) {
+        KWalletFlush.run(after: call)
     }
 }

@@ -23,9 +23,9 @@ package struct Quirks: Equatable, Sendable {
     /// A write to a locked collection is answered with success and dropped: the item's lock state
     /// is read back after a secret-only update.
     package var dropsWritesWhileLocked: Bool
-    /// The store is written to disk on a timer, not on exit, unless asked to (`flushAfterWrite`).
+    /// The store is written to disk on a timer, not on exit, unless asked to (`KWalletFlush`).
     package var flushesOnRequest: Bool
-    /// The session key may differ from libsecret's without an error (`checkSession`).
+    /// The session key may differ from libsecret's without an error (`SessionCheck`).
     package var mayMismatchSessionKeys: Bool
     /// A prompt may be dismissed while its dialog is open; gnome-keyring 42 aborts on that, so its
     /// dialog is left open for the user instead.
@@ -37,7 +37,7 @@ package struct Quirks: Equatable, Sendable {
     /// A replacing `CreateItem` (`secret-tool store` over an item) is answered headless; KeePassXC
     /// (2.7.4 to 2.7.10) opens a dialog or leaves it unanswered. This library's updates never send one.
     package var answersReplacingCreate: Bool
-    /// A write is on disk when it is answered (KWallet once `flushAfterWrite` ran): a kill right after
+    /// A write is on disk when it is answered (KWallet once `KWalletFlush` ran): a kill right after
     /// loses nothing. KeePassXC saves its database a moment later, ksecretd a value 5 s later.
     package var savesBeforeAnswering: Bool
     /// Item paths number items in the order they were made, so two made within one `Created` second

@@ -54,6 +54,45 @@ struct ServiceCall: ~Copyable {
     /// Milliseconds left until the deadline, for GDBus timeouts (at least 1: 0 or -1 mean "default").
     var remainingMilliseconds: Int32 { callDeadline.remainingMilliseconds }
 
+    /// The provider that owns the Secret Service now; `.unknown` when the bus does not say.
+    ///
+    /// The owner is asked of the bus, not of libsecret's proxy: after a daemon restart the proxy
+    /// may still name the old owner, which the markers no longer match.
+    ///
+    /// Only a definite answer is remembered: a lookup that failed (a timeout, a cancellation) gives
+    /// `.unknown`, the strict answer, for this call alone. Within one operation the bus is asked once.
+    func provider() -> Provider {
+        if let asked = notes.provider { return asked }
+        let provider = Provider.recognised(in: self)
+        notes.provider = provider
+        return provider
+    }
+
+    /// Properties.Get of one property, read by `parse` from the `(v)` reply; nil when the object does not exist.
+    func property<T>(_ name: String, of path: String, interface: String, _ parse: (OpaquePointer) -> T?) throws(KeyringError) -> T? {
+        try callService(
+            path, interface: "org.freedesktop.DBus.Properties", method: "Get", kr_variant_two_strings_tuple(interface, name), reply: "(v)",
+            naming: "Properties.Get(\(name))", parse)
+    }
+
+    /// One call to the Secret Service's owner, straight on the connection, its reply read by
+    /// `parse`; nil when the item or collection at `path` does not exist (never for the service
+    /// object itself, whose "no such object" is a failure naming the method).
+    func callService<T>(
+        _ path: String, interface: String, method: String, _ parameters: OpaquePointer?, reply replyType: String,
+        naming name: String? = nil,
+        _ parse: (OpaquePointer) -> T?
+    ) throws(KeyringError) -> T? {
+        let proxy = kr_service_proxy(service)
+        guard let connection = g_dbus_proxy_get_connection(proxy), let bus = g_dbus_proxy_get_name(proxy) else {
+            if let parameters { g_variant_unref(g_variant_ref_sink(parameters)) }
+            throw .noSessionBus(detail: BusCall.connectionClosed)
+        }
+        return try BusCall.callIfPresent(
+            connection, String(cString: bus), path, interface, method, parameters, reply: replyType, timeout: remainingMilliseconds,
+            cancellable: cancellable, naming: name, parse: parse)
+    }
+
     /// Runs `body` against the process's Secret Service, within `timeout` from now.
     @discardableResult
     static func run<T>(
@@ -119,10 +158,10 @@ struct ServiceCall: ~Copyable {
             while true {
                 do throws(KeyringError) {
                     return try attempt()
-                } catch let error where !staleRetried && isStaleConnection(error) {
+                } catch let error where !staleRetried && ServiceFailure(error)?.endsSession == true {
                     staleRetried = true
                     disconnect()
-                } catch let error where keyRetries < maximumKeyRetries && isRejectedSessionKey(error) {
+                } catch let error where keyRetries < maximumKeyRetries && ServiceFailure(error)?.rejectsSessionKey == true {
                     keyRetries += 1
                     disconnect()
                 }
@@ -206,7 +245,7 @@ struct ServiceCall: ~Copyable {
     /// session's path (KeePassXC does), and would store the value decoded with that one's key.
     func requireCurrentSession() throws(KeyringError) {
         let proxy = kr_service_proxy(service)
-        guard let connection = g_dbus_proxy_get_connection(proxy) else { throw .noSessionBus(detail: "the connection was closed") }
+        guard let connection = g_dbus_proxy_get_connection(proxy) else { throw .noSessionBus(detail: BusCall.connectionClosed) }
         let current = try BusCall.call(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
             kr_variant_string_tuple(BusEnvironment.serviceName), reply: "(s)", timeout: remainingMilliseconds, cancellable: cancellable,
@@ -219,46 +258,10 @@ struct ServiceCall: ~Copyable {
         let address = UInt(bitPattern: Int(bitPattern: service))
         let known = Self.sessionOwner.withLock { $0 }
         guard let known, known.service == address, known.owner == current else {
-            throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.staleSession)
+            throw ServiceFailure.sessionGone.error
         }
     }
 
-    /// Matched by `isStaleConnection`.
-    static let staleSession = "the session does not exist in the daemon that owns the Secret Service now"
-
-    /// Fresh session keys to try after `isRejectedSessionKey`: each fails with chance 1/256 or so.
+    /// Fresh session keys to try after a rejected one (`ServiceFailure.rejectsSessionKey`).
     private static let maximumKeyRetries = 4
-
-    /// kwalletd5 rejects a Diffie-Hellman public key shorter than 128 bytes, and libsecret sends
-    /// one byte fewer whenever the key's top byte is zero (1 in 256 sessions); or the session's
-    /// keys do not match (`checkSession`). KWallet (5 and 6) answers a write it cannot decrypt
-    /// with that key "Can't find session …": after the one stale-connection retry, that too is a
-    /// key to replace. A new session makes a new key.
-    private static func isRejectedSessionKey(_ error: KeyringError) -> Bool {
-        guard case .serviceFailure(_, _, let message) = error else { return false }
-        return message.contains("Client public key size is invalid") || message == sessionKeyMismatch
-            || message.contains("Can't find session")
-    }
-
-    /// Whether `run` drops the session and tries again on this error: a read that would
-    /// otherwise treat it as "unreadable" must let it through.
-    static func isRetriedOnNewSession(_ error: KeyringError) -> Bool {
-        isStaleConnection(error) || isRejectedSessionKey(error)
-    }
-
-    /// After a daemon restart the cached session and proxies point at a process that is gone.
-    private static func isStaleConnection(_ error: KeyringError) -> Bool {
-        switch error {
-        case .noSecretService: return true
-        case .noSessionBus(let detail): return detail == "the connection was closed"
-        case .serviceFailure(_, _, let message):
-            // gnome-keyring: "The session does not exist"; KWallet: "Can't find session /org/…".
-            // gnome-keyring also: "The session wrapping the secret does not exist" (a value encoded for the old session).
-            return message.contains("session does not exist") || message.contains("Can't find session")
-                || message.contains("session wrapping the secret does not exist")
-                || message.contains("No such interface")
-                || message.contains("The name") || message.contains("was not provided by any .service files")
-        default: return false
-        }
-    }
 }

@@ -161,7 +161,7 @@ extension ServiceCall {
     private func ownerConnection() throws(KeyringError) -> (OpaquePointer, UnsafeMutablePointer<gchar>) {
         let proxy = kr_service_proxy(service)
         guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy) else {
-            throw .noSessionBus(detail: "the connection was closed")
+            throw .noSessionBus(detail: BusCall.connectionClosed)
         }
         return (connection, owner)
     }

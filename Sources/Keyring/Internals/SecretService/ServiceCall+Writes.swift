@@ -1,0 +1,243 @@
+internal import CLibSecret
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Every write: Collection.CreateItem, Item.SetSecret, the item's Label and Attributes
+/// properties, Item.Delete. Each public write runs the provider's hooks once (`writing`).
+extension ServiceCall {
+    /// Creates an item in the default collection. It never uses libsecret's replace flag, which
+    /// would also overwrite items whose attributes merely include these. Returns its object path.
+    ///
+    /// Raw calls (ReadAlias, the collection's Locked, CreateItem) where libsecret's collection and
+    /// item proxies would add six more messages; a prompt the service asks for is run, as
+    /// libsecret would, within this call's deadline.
+    @discardableResult
+    func createItem(
+        attributes: [String: String], label: String, secret: Data, contentType: String
+    ) throws(KeyringError) -> String {
+        // Every caller searched first and found nothing: where a locked collection may hide the
+        // item (KeePassXC), a new one would become a twin that loses to it after the unlock.
+        var hidden = notes.searchedWhileHidden
+        if !hidden { hidden = try missCouldBeHidden() }
+        if hidden { throw lockedError(at: [], itemExists: false) }
+        try Provider.beforeWriting(secret, attributes: attributes, in: self)
+        let sent = provider().quirks.savesValuesLate ? ProviderAttributes.marked(attributes, nonEmpty: !secret.isEmpty) : attributes
+        let path = try insertItem(attributes: sent, label: label, secret: secret, contentType: contentType)
+        Provider.afterWriting(in: self)
+        let now = Date()
+        ServiceSignals.noteCreated(
+            KeyringItem(objectPath: path, attributes: attributes, label: label, isLocked: false, created: now, modified: now))
+        return path
+    }
+
+    /// Collection.CreateItem in the default collection: `createItem` without the provider's hooks,
+    /// for the session check's own item.
+    func insertItem(attributes: [String: String], label: String, secret: Data, contentType: String) throws(KeyringError) -> String {
+        // Without a default collection libsecret would ask the service to create one, which prompts.
+        // Only a ReadAlias answering "/" means "none": a failed one throws (`callService`).
+        guard
+            let collectionPath = try callService(
+                servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)",
+                {
+                    reply -> String? in
+                    guard let path = kr_variant_tuple_objpath(reply) else { return nil }
+                    defer { g_free(path) }
+                    return String(cString: path)
+                }),
+            collectionPath != "/"
+        else { throw .noDefaultCollection }
+        guard let locked = try collectionLocked(at: collectionPath) else { throw Self.vanished("Properties.Get(Locked)") }
+        if locked { throw lockedError(at: [collectionPath], itemExists: false) }
+
+        try requireCurrentSession()
+        let table = makeTable(attributes)
+        defer { g_hash_table_unref(table) }
+        let value = makeValue(secret, contentType: contentType)
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        guard let encoded = secret_service_encode_dbus_secret(service, value) else {
+            throw .serviceFailure(domain: "libsecret", code: -1, message: "the value could not be encoded for the session")
+        }
+        guard
+            let (itemPath, promptPath) = try callService(
+                collectionPath, interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
+                kr_create_item_tuple(label, table, encoded), reply: "(oo)",
+                {
+                    reply -> (String, String)? in
+                    var item: UnsafeMutablePointer<gchar>? = nil
+                    var prompt: UnsafeMutablePointer<gchar>? = nil
+                    kr_create_item_reply(reply, &item, &prompt)
+                    defer {
+                        g_free(item)
+                        g_free(prompt)
+                    }
+                    guard let item, let prompt else { return nil }
+                    return (String(cString: item), String(cString: prompt))
+                })
+        else { throw Self.vanished("CreateItem") }
+        var created = itemPath
+        if created == "/", promptPath != "/" {
+            let result = try throwingGError {
+                secret_service_prompt_at_dbus_path_sync(service, promptPath, cancellable, kr_variant_type_objpath(), $0)
+            }
+            // A prompt that was dismissed returns no result.
+            guard let result else { throw .locked(itemExists: false, unlock: .dismissed) }
+            defer { g_variant_unref(result) }
+            created =
+                kr_variant_objpath(result).map { pointer in
+                    defer { g_free(pointer) }
+                    return String(cString: pointer)
+                } ?? "/"
+        }
+        guard created != "/" else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the service created no item") }
+        return created
+    }
+
+    /// The default collection ReadAlias named was gone by `method`: a failure, not "no default
+    /// collection", which would let a caller keep a new value elsewhere as if the keyring had none.
+    private static func vanished(_ method: String) -> KeyringError {
+        .serviceFailure(domain: "KeyringIdentity", code: -1, message: "the default collection vanished between ReadAlias and \(method)")
+    }
+
+    /// Updates the item whose attributes are exactly `attributes`; false when there is none.
+    func updateExactly(
+        _ attributes: [String: String], secret: Data, contentType: String, label: String
+    ) throws(KeyringError) -> Bool {
+        // gnome-keyring stamps schema-less items with xdg:schema=org.freedesktop.Secret.Generic;
+        // unless the caller names a schema, that stamp is not part of the comparison.
+        // KeePassXC adds Title, Uuid, Path and others to every item; those the caller did not
+        // name are not part of the comparison either.
+        let comparable: ([String: String]) -> [String: String] = { item in
+            let own = ProviderAttributes.withoutAdded(item, keeping: Set(attributes.keys))
+            return attributes["xdg:schema"] == nil ? own.filter { $0.key != "xdg:schema" } : own
+        }
+        let found = try search(attributes)
+        // A locked match whose attributes cannot be read may be the exact item: creating beside it
+        // would make a twin. gnome-keyring shows a keyring loaded locked from disk with hashed
+        // attributes (`gkr:compat:hashed:service`, …): the search matched, but not these names.
+        let unreadable = { (item: KeyringItem) in !attributes.allSatisfy { item.attributes[$0.key] == $0.value } }
+        try throwIfAnyLocked(found.filter { $0.isLocked && (unreadable($0) || comparable($0.attributes) == attributes) })
+        let exact = found.filter { comparable($0.attributes) == attributes }
+        guard let item = exact.first else { return false }
+        try updateItem(at: item.objectPath, secret: (secret, contentType), label: label, describedBy: attributes)
+        return true
+    }
+
+    /// Changes the parts of an existing item that are given; the others stay as they are: the
+    /// secret alone with Item.SetSecret, else through libsecret's item (Properties.Set of
+    /// Attributes, Item.SetSecret, Properties.Set of Label, in that order).
+    /// - Parameter describedBy: attributes the caller knows the item by, for the provider's refusals
+    ///   when `attributes` are not being set.
+    func updateItem(
+        at path: String, secret: (Data, contentType: String)? = nil, label: String? = nil, attributes: [String: String]? = nil,
+        describedBy known: [String: String]? = nil
+    ) throws(KeyringError) {
+        if let (bytes, _) = secret { try Provider.beforeWriting(bytes, attributes: attributes ?? known, in: self) }
+        let attributes = try attributesMarkingValue(at: path, setting: attributes, secret: secret?.0)
+        if label == nil, attributes == nil, let (bytes, contentType) = secret {
+            try setSecret(at: path, bytes, contentType: contentType)
+            return Provider.afterWriting(in: self)
+        }
+        let item = try throwingGError {
+            secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable, $0)
+        }
+        guard let item else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
+        defer { g_object_unref(item) }
+        if secret_item_get_locked(item) != 0 { throw lockedError(at: [path]) }
+        if let attributes {
+            let table = makeTable(attributes)
+            defer { g_hash_table_unref(table) }
+            _ = try throwingGError { secret_item_set_attributes_sync(item, nil, table, cancellable, $0) }
+        }
+        if let (bytes, contentType) = secret {
+            let value = makeValue(bytes, contentType: contentType)
+            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+            _ = try throwingGError { secret_item_set_secret_sync(item, value, cancellable, $0) }
+        }
+        // After the secret: the label's ItemChanged then tells watchers of a secret already
+        // changed (gnome-keyring and KWallet send nothing for the secret itself).
+        if let label {
+            _ = try throwingGError { secret_item_set_label_sync(item, label, cancellable, $0) }
+        }
+        // KWallet ignores writes to a locked wallet without an error: a lock that came after the
+        // check above may have dropped them.
+        if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
+        Provider.afterWriting(in: self)
+    }
+
+    /// The attributes an update sends so that, where the provider saves values late, the item's
+    /// non-empty marker follows its value (set before the value: the marker with an empty value
+    /// reads as lost, never the reverse); nil when nothing needs sending. Elsewhere, `attributes`.
+    private func attributesMarkingValue(
+        at path: String, setting attributes: [String: String]?, secret: Data?
+    ) throws(KeyringError) -> [String: String]? {
+        guard provider().quirks.savesValuesLate, let current = try properties(at: path, isLocked: false) else { return attributes }
+        let marked = ProviderAttributes.marksNonEmpty(current.attributes)
+        let nonEmpty = secret.map { !$0.isEmpty } ?? marked
+        if attributes == nil && nonEmpty == marked { return nil }
+        return ProviderAttributes.marked(attributes ?? current.attributes, nonEmpty: nonEmpty)
+    }
+
+    /// Sets the item's label to `label`, the one it has, after a secret-only update: gnome-keyring
+    /// and KWallet emit no signal for `Item.SetSecret`, but `ItemChanged` for a label set, so
+    /// other processes watching the item (`SecretStore.changes()`) learn of the new secret.
+    /// Skipped where the provider signals SetSecret itself (KeePassXC).
+    func announceSecretChange(at path: String, label: String) throws(KeyringError) {
+        if provider().quirks.signalsSetSecret { return }
+        let done: ()? = try callService(
+            path, interface: "org.freedesktop.DBus.Properties", method: "Set",
+            kr_variant_set_string_tuple("org.freedesktop.Secret.Item", "Label", label), reply: "()"
+        ) { _ in () }
+        if done == nil { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
+    }
+
+    /// A secret-only update: one Item.SetSecret call with the value encoded for this session, where a
+    /// SecretItem proxy would cost three more round trips. A locked item fails the call, except
+    /// where the provider drops the write silently (KWallet): there the item's state is read back.
+    private func setSecret(at path: String, _ bytes: Data, contentType: String) throws(KeyringError) {
+        try requireCurrentSession()
+        let value = makeValue(bytes, contentType: contentType)
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        guard let encoded = secret_service_encode_dbus_secret(service, value) else {
+            throw .serviceFailure(domain: "libsecret", code: -1, message: "the value could not be encoded for the session")
+        }
+        do throws(KeyringError) {
+            let done: ()? = try callService(
+                path, interface: "org.freedesktop.Secret.Item", method: "SetSecret", kr_variant_tuple_of(encoded), reply: "()"
+            ) { _ in () }
+            if done == nil { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item disappeared") }
+        } catch .locked {
+            throw lockedError(at: [path])
+        }
+        if provider().quirks.dropsWritesWhileLocked, try properties(at: path, isLocked: false)?.isLocked == true {
+            throw lockedError(at: [path])
+        }
+    }
+
+    /// Item.Delete on the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
+    /// locked wallet by hiding it until the wallet opens again, and answers success.
+    func deleteItem(at path: String) throws(KeyringError) {
+        if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
+        _ = try throwingGError {
+            secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
+        }
+        Provider.afterWriting(in: self)
+    }
+
+    private func makeTable(_ attributes: [String: String]) -> OpaquePointer {
+        let table = kr_string_table_new()!
+        for (name, value) in attributes { kr_string_table_insert(table, name, value) }
+        return table
+    }
+
+    private func makeValue(_ bytes: Data, contentType: String) -> OpaquePointer {
+        // secret_value_new copies into libsecret's non-pageable memory and wipes it on release.
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return secret_value_new("", 0, contentType) }
+            return secret_value_new(base.assumingMemoryBound(to: CChar.self), raw.count, contentType)
+        }
+    }
+}
