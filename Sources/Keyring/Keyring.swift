@@ -338,7 +338,7 @@ public struct Keyring: Sendable {
             found.count == 1 ? found[0].secret : nil
         } otherwise: { rest throws(KeyringError) in
             try ServiceCall.run(timeout: rest.timeout) { call throws(KeyringError) -> Data? in
-                let paths = try call.searchPaths(attributes)
+                let paths = try call.searchItems(attributes)
                 guard paths.unlocked.count == 1, paths.locked.isEmpty else { return nil }
                 return try call.secret(at: paths.unlocked[0])?.bytes
             }

@@ -44,7 +44,7 @@ enum SessionCheck {
         }
         // A few rounds: a check item another process removes between our search and read is searched again.
         for _ in 0..<3 {
-            let paths = try call.searchPaths(Self.sessionCheckAttributes)
+            let paths = try call.searchItems(Self.sessionCheckAttributes)
             // Locked: nothing can be read or written through this session until it opens; check then.
             if !paths.locked.isEmpty { return }
             var created = false

@@ -14,7 +14,7 @@ extension ServiceCall {
     /// One SearchItems call, then one Properties.GetAll per match, sent straight on the connection:
     /// libsecret's SecretItem proxies would add a name-owner lookup and activation check per item.
     func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
-        let paths = try searchPaths(attributes)
+        let paths = try searchItems(attributes)
         var items: [KeyringItem] = []
         for (list, isLocked) in [(paths.unlocked, false), (paths.locked, true)] {
             for path in list {
@@ -144,7 +144,7 @@ extension ServiceCall {
     /// SearchItems + GetSecrets, as libsecret's own lookup does; only several matches need each
     /// item's properties to choose.
     func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
-        let paths = try searchPaths(attributes)
+        let paths = try searchItems(attributes)
         if paths.unlocked.count == 1, paths.locked.isEmpty,
             let (bytes, _) = try secret(at: paths.unlocked[0])
         {

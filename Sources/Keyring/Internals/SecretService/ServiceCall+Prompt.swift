@@ -27,17 +27,6 @@ extension ServiceCall {
         case unanswered
     }
 
-    /// The default collection's real path, or nil when the service has none. The real path: not
-    /// every provider accepts the alias path in Lock and Unlock.
-    func defaultCollectionPath() throws(KeyringError) -> String? {
-        let (connection, owner) = try ownerConnection()
-        defer { g_free(owner) }
-        let path = try callReturning(
-            Self.string(kr_variant_tuple_objpath), connection, owner, BusCall.servicePath, Self.serviceInterface, "ReadAlias",
-            kr_variant_string_tuple("default"), reply: "(o)")
-        return path == "/" ? nil : path
-    }
-
     /// `.locked(itemExists:)` for the objects at `paths` (items or collections), which the unlock
     /// under `.prompt` then opens (`unlockTargets`): every throw site that knows what is locked names it.
     func lockedError(at paths: [String], itemExists: Bool = true) -> KeyringError {

@@ -6,13 +6,21 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Reads on the Secret Service object (`org.freedesktop.Secret.Service`): SearchItems and
-/// GetSecrets. Each is sent straight on the connection, so it shares the call's deadline.
+/// Reads on the Secret Service object (`org.freedesktop.Secret.Service`): ReadAlias, SearchItems
+/// and GetSecrets. Each is sent straight on the connection, so it shares the call's deadline.
 extension ServiceCall {
-    /// The object paths of matching items, unlocked and locked: one SearchItems call, which
-    /// reports a locked collection rather than wait out the deadline (see `searchItems`).
-    func searchPaths(_ attributes: [String: String]) throws(KeyringError) -> (unlocked: [String], locked: [String]) {
-        try searchItems(attributes)
+    /// ReadAlias("default"): the default collection's real path, or nil when the service has none
+    /// ("/"). The real path: not every provider accepts the alias path in Lock and Unlock. A failed
+    /// call throws: only "/" means none.
+    func defaultCollectionPath() throws(KeyringError) -> String? {
+        let path = try callService(
+            servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)"
+        ) { reply -> String? in
+            guard let path = kr_variant_tuple_objpath(reply) else { return nil }
+            defer { g_free(path) }
+            return String(cString: path)
+        }
+        return path == "/" ? nil : path
     }
 
     /// SearchItems, sent straight on the connection so that it can stop short of the deadline.

@@ -38,18 +38,7 @@ extension ServiceCall {
     /// for the session check's own item.
     func insertItem(attributes: [String: String], label: String, secret: Data, contentType: String) throws(KeyringError) -> String {
         // Without a default collection libsecret would ask the service to create one, which prompts.
-        // Only a ReadAlias answering "/" means "none": a failed one throws (`callService`).
-        guard
-            let collectionPath = try callService(
-                servicePath, interface: serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)",
-                {
-                    reply -> String? in
-                    guard let path = kr_variant_tuple_objpath(reply) else { return nil }
-                    defer { g_free(path) }
-                    return String(cString: path)
-                }),
-            collectionPath != "/"
-        else { throw .noDefaultCollection }
+        guard let collectionPath = try defaultCollectionPath() else { throw .noDefaultCollection }
         guard let locked = try collectionLocked(at: collectionPath) else { throw Self.vanished("Properties.Get(Locked)") }
         if locked { throw lockedError(at: [collectionPath], itemExists: false) }
 

@@ -316,7 +316,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
         guard let before = items[path] else { return }
         let collection = Self.collection(of: path)
         let (found, locks) = try searchHoldingLocks([collection], call) { () throws(KeyringError) in
-            try call.searchPaths(scope.attributes)
+            try call.searchItems(scope.attributes)
         }
         for (list, isLocked) in [(found.unlocked, false), (found.locked, true)] where list.contains(path) {
             if let item = try call.properties(at: path, isLocked: isLocked) { return try seen(item, call) }
@@ -359,7 +359,7 @@ final class ServiceChangeWatch: @unchecked Sendable {
     /// Looks up the matching items and the watched collections' lock state; with `report`, emits
     /// what differs from what was seen before.
     private func look(_ call: borrowing ServiceCall, report: Bool) throws(KeyringError) {
-        let watched = Set(items.keys.map(Self.collection(of:))).union([try defaultCollection(call)].compactMap { $0 })
+        let watched = Set(items.keys.map(Self.collection(of:))).union([try call.defaultCollectionPath()].compactMap { $0 })
         let (found, heldLocks) = try searchHoldingLocks(watched, call) { () throws(KeyringError) in try call.search(scope.attributes) }
         var now: [String: KeyringItem] = [:]
         for item in found.filter(scope.owns) {
@@ -443,18 +443,6 @@ final class ServiceChangeWatch: @unchecked Sendable {
     static func sameItem(_ before: KeyringItem, _ after: KeyringItem) -> Bool {
         let attributes = SecretStore.comparable(before.attributes)
         return !attributes.isEmpty && attributes == SecretStore.comparable(after.attributes) && before.label == after.label
-    }
-
-    /// The default collection's path (ReadAlias), or nil when there is none.
-    private func defaultCollection(_ call: borrowing ServiceCall) throws(KeyringError) -> String? {
-        let path = try call.callService(
-            BusCall.servicePath, interface: Self.serviceInterface, method: "ReadAlias", kr_variant_string_tuple("default"), reply: "(o)"
-        ) { reply -> String? in
-            guard let path = kr_variant_tuple_objpath(reply) else { return nil }
-            defer { g_free(path) }
-            return String(cString: path)
-        }
-        return path == "/" ? nil : path
     }
 
     /// An item's collection: its path without the last element.
