@@ -1,17 +1,16 @@
-# Provider: gnome-keyring (sourced by scripts/with-keyring and scripts/keyring-ctl).
+# Provider: gnome-keyring (sourced by scripts/keyring-ctl, which scripts/with-keyring and
+# keyring-sandbox run: the one definition of how the provider is checked, set up and started).
 # Each provider file defines:
-#   provider_check                 exit 69 with a message when a tool is missing
-#   provider_session_args          extra dbus-run-session arguments (e.g. --config-file)
+#   provider_check                 `need PROGRAM PACKAGES` for each program it runs
+#   provider_session_args          write its files (bus service files, configuration); print extra
+#                                  dbus-run-session arguments (e.g. private-bus.sh's --config-file)
 #   provider_start                 start the provider unlocked; return once it serves
 #   provider_lock / provider_unlock
 #   provider_has_test_prompter=yes when provider_start honours keyring-ctl's mock prompter
 #   provider_has_lived_in=yes      when provider_start fills a lived-in keyring (KEYRING_LIVED_IN=1)
 # keyring-ctl supplies stop/kill/restart/pid generically, through the owner of
 # org.freedesktop.secrets; a provider file may redefine stop() (it is sourced after it).
-provider_check() {
-  command -v gnome-keyring-daemon >/dev/null ||
-    { echo "with-keyring: gnome-keyring-daemon is missing; run scripts/bootstrap" >&2; exit 69; }
-}
+provider_check() { need gnome-keyring-daemon gnome-keyring; }
 
 provider_session_args() { :; }
 

@@ -1,4 +1,4 @@
-# Provider: KeePassXC (sourced by scripts/with-keyring and scripts/keyring-ctl); the contract is in
+# Provider: KeePassXC (sourced by scripts/keyring-ctl); the contract is in
 # gnome-keyring.sh. KeePassXC runs headless (QT_QPA_PLATFORM=offscreen) on a throwaway database
 # whose group "Secret Service" is exposed through FDO_SECRETS_EXPOSED_GROUP, with every
 # confirmation dialog off (nobody could answer one). Its files live under $WITH_KEYRING_ROOT/keepassxc:
@@ -13,17 +13,11 @@
 # one (default: keyring). A restart opens only keyring.kdbx (lived in: old, other and keyring).
 # KEEPASSXC_UNLOCK_BEFORE_SEARCH=true|false sets [FdoSecrets] UnlockBeforeSearch (default false:
 # with true, a search touching a locked database opens a dialog nobody answers).
-# shellcheck source=private-bus.sh
-. "$here/providers/private-bus.sh"
 provider_has_lived_in=yes
 
 kpx_dir() { echo "${WITH_KEYRING_ROOT:?run under scripts/with-keyring}/keepassxc"; }
 
-provider_check() {
-  for tool in keepassxc keepassxc-cli; do
-    command -v "$tool" >/dev/null || { echo "with-keyring: $tool is missing; run scripts/bootstrap" >&2; exit 69; }
-  done
-}
+provider_check() { need keepassxc keepassxc; need keepassxc-cli keepassxc; }
 
 # A bus that can activate nothing (private-bus.sh): KeePassXC is started by provider_start.
 provider_session_args() {

@@ -1,4 +1,4 @@
-# Provider: KWallet (sourced by scripts/with-keyring and scripts/keyring-ctl): ksecretd from KDE
+# Provider: KWallet (sourced by scripts/keyring-ctl): ksecretd from KDE
 # Frameworks 6.14 and later (Debian 14), kwalletd6 from earlier Frameworks 6 (Debian 13) or kwalletd5
 # from KDE Frameworks 5 (Debian 12), whichever the system has (in that order;
 # KWALLET_DAEMON=ksecretd|kwalletd6|kwalletd5 picks one). The contract is described in
@@ -22,8 +22,6 @@
 # (the same as pamOpen's) written down the pipe HASHFD, then a connection to the listening socket
 # ENVFD that sends the environment (here none) and closes; it then opens the local wallet (the
 # default wallet, with "Use One Wallet"). See kwallet_pam_launch.
-# shellcheck source=private-bus.sh
-. "$here/providers/private-bus.sh"
 
 kwallet_wallet=kdewallet
 kwallet_collection=/org/freedesktop/secrets/collection/$kwallet_wallet
@@ -34,16 +32,15 @@ provider_has_lived_in=yes
 
 # The daemon's name (ksecretd, kwalletd6 or kwalletd5), exported so that the tests know which one
 # serves.
-kwallet_daemon=${KWALLET_DAEMON:-$(for d in ksecretd kwalletd6 kwalletd5; do command -v $d >/dev/null && { echo $d; break; }; done)}
+# None found is provider_check's to report (under set -e the failed lookup would end the script silently).
+kwallet_daemon=${KWALLET_DAEMON:-$(for d in ksecretd kwalletd6 kwalletd5; do command -v $d >/dev/null && { echo $d; break; }; done)} || true
 export KWALLET_DAEMON=$kwallet_daemon
 kwallet_bus=org.kde.$kwallet_daemon
 kwallet_module=/modules/$kwallet_daemon
 
 provider_check() {
-  [ -n "$kwallet_daemon" ] && command -v "$kwallet_daemon" >/dev/null ||
-    { echo "with-keyring: no KWallet daemon (ksecretd or kwalletd6 from kwallet6, kwalletd5 from libkf5wallet-bin); run scripts/bootstrap" >&2; exit 69; }
-  command -v python3 >/dev/null ||
-    { echo "with-keyring: python3 is missing (computes the wallet hash); run scripts/bootstrap" >&2; exit 69; }
+  need "${kwallet_daemon:-kwalletd6}" "kwallet6 libqca-qt6-plugins (Debian 12: libkf5wallet-bin libqca-qt5-2-plugins)"
+  need python3 python3 # computes the wallet's hash
 }
 
 # Writes the bus configuration, its service directory and kwalletrc (rewritten on every run), then
@@ -88,13 +85,15 @@ EOF
     sed -i 's/^\[Wallet\]$/[Wallet]\napiEnabled=true/' "$XDG_CONFIG_HOME/kwalletrc"
     printf '\n[KSecretD]\nEnabled=true\n' >>"$XDG_CONFIG_HOME/kwalletrc"
   fi
+  private_bus_args
   # Outside clients the tests run (secret-tool, python) stop with a marker instead of using a
-  # session kwalletd5 mishandles; the tests rerun them (see kwallet-clients/).
+  # session kwalletd5 mishandles; the tests rerun them (see kwallet-clients/). Not for
+  # keyring-sandbox's command (keyring-ctl private-bus), which needs no C compiler.
+  [ "${test_clients:-yes}" = yes ] || return 0
   mkdir -p "$root/test-clients/python"
   cp "$here/providers/kwallet-clients/sitecustomize.py" "$root/test-clients/python/"
   "${CC:-$(command -v cc || command -v clang)}" -shared -fPIC -O2 -o "$root/test-clients/dh-check.so" \
     "$here/providers/kwallet-clients/dh-check.c" -ldl >&2
-  private_bus_args
 }
 
 kwallet_dir() { echo "${XDG_DATA_HOME:?run under scripts/with-keyring}/kwalletd"; }

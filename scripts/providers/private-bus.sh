@@ -1,4 +1,5 @@
-# Sourced by provider files whose daemon must be the only Secret Service the test bus can start.
+# Sourced by scripts/keyring-ctl, for provider files whose daemon must be the only Secret Service the
+# test bus can start, and for keyring-sandbox's bus whatever the provider.
 # The system's session service files would let any client (KeePassXC's Qt asks the desktop portal
 # for its settings) activate xdg-desktop-portal, which starts gnome-keyring as org.freedesktop.secrets
 # before the provider under test can own it. This bus reads service files from $WITH_KEYRING_ROOT/bus/services
@@ -14,7 +15,7 @@ private_bus_config() {
 <busconfig>
   <type>session</type>
   <keep_umask/>
-  <listen>unix:tmpdir=${TMPDIR:-/tmp}</listen>
+  <listen>${PRIVATE_BUS_LISTEN:-unix:tmpdir=${TMPDIR:-/tmp}}</listen>
   <auth>EXTERNAL</auth>
   <servicedir>$root/bus/services</servicedir>
   <policy context="default">
