@@ -75,6 +75,8 @@ let usage = """
     removed afterwards. Your own session bus, keyring, HOME and display are never passed on, nor
     libsecret's test variables (SECRET_BACKEND, SECRET_FILE_TEST_PATH, SECRET_FILE_TEST_PASSWORD).
     COMMAND also gets KEYRING_SANDBOX_ROOT (the temporary directory) and KEYRING_SANDBOX_PROVIDER.
+    The provider is started by the package's scripts/keyring-ctl (bash) from its file in
+    scripts/providers, as the package's own tests start it.
 
     SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to keyring-sandbox are forwarded to COMMAND; a
     terminal's Ctrl-C reaches COMMAND directly, once. One that keyring-sandbox started with ignored
@@ -83,14 +85,15 @@ let usage = """
 
     Options:
       --provider NAME  gnome-keyring (the default: gnome-keyring-daemon --unlock on a new login
-                       keyring), kwallet (kwalletd6 or kwalletd5, a new wallet opened with no
-                       dialog; needs python3) or keepassxc (headless, on a new database whose
-                       group "Secret Service" is exposed)
+                       keyring), kwallet (ksecretd, kwalletd6 or kwalletd5, a new wallet opened
+                       with no dialog; needs python3) or keepassxc (headless, on a new database
+                       whose group "Secret Service" is exposed)
       --keep           keep the temporary directory afterwards (its path goes to stderr)
       -h, --help       print this help
 
     Exit status: COMMAND's status (128 + N when signal N killed it); 64 for a bad command line;
     69 when a program is missing (the message names the Debian packages: gnome-keyring, kwallet6
-    or keepassxc, and dbus-daemon; libsecret-tools for secret-tool); 70 when the bus or the provider did not start;
-    126 or 127 when COMMAND cannot be run or is not found.
+    or keepassxc, and dbus-daemon; libsecret-tools for secret-tool) or the package's scripts/ is;
+    70 when the bus or the provider did not start; 126 or 127 when COMMAND cannot be run or is
+    not found.
     """

@@ -109,11 +109,35 @@ func exitStatus(_ status: Int32) -> Int32 {
     return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
 }
 
-/// Reaps `pid` if it has ended; returns its exit status then, else nil.
-func reapIfEnded(_ pid: pid_t) -> Int32? {
+/// Makes the sandbox the parent of the daemons its children detach (gnome-keyring --daemonize,
+/// keyring-ctl's setsid): it reaps them, where a container's init may never reap a stopped one.
+/// prctl is variadic in C, which Swift cannot call; its arguments are an int and unsigned longs.
+func becomeSubreaper() {
+    typealias Prctl = @convention(c) (Int32, UInt) -> Int32
+    let setChildSubreaper: Int32 = 36  // PR_SET_CHILD_SUBREAPER, from linux/prctl.h (not imported)
+    guard let prctl = dlsym(nil, "prctl") else { return }
+    _ = unsafeBitCast(prctl, to: Prctl.self)(setChildSubreaper, 1)
+}
+
+/// Exit statuses of reaped children not asked for yet; the main thread's alone.
+nonisolated(unsafe) private var ended: [pid_t: Int32] = [:]
+
+/// Reaps every child that has ended, keeping its status; true when no child is left.
+@discardableResult
+func reapEnded() -> Bool {
     var status: Int32 = 0
-    let reaped = waitpid(pid, &status, WNOHANG)
-    return reaped == pid ? exitStatus(status) : nil
+    while true {
+        let child = waitpid(-1, &status, WNOHANG)
+        guard child > 0 else { return child < 0 && errno == ECHILD }
+        ended[child] = exitStatus(status)
+    }
+}
+
+/// Reaps the children that have ended (adopted daemons too: keyring-ctl waits until a stopped one
+/// is gone); returns `pid`'s exit status once it has ended, else nil.
+func reapIfEnded(_ pid: pid_t) -> Int32? {
+    reapEnded()
+    return ended.removeValue(forKey: pid)
 }
 
 /// Stops a daemon the sandbox started in its own process group: SIGTERM to the group, then
@@ -149,17 +173,6 @@ func makePipe(_ fds: inout [Int32]) -> Bool {
     guard pipe(&fds) == 0 else { return false }
     for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     return true
-}
-
-/// Writes all of `bytes` to `fd`.
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        offset += written
-    }
 }
 
 /// Reads one line from `fd` (without the newline), waiting up to `milliseconds`; nil on EOF or time-out.

@@ -9,6 +9,7 @@ import Glibc
 // First, before any thread exists, so that every thread inherits the mask and the run loop
 // takes each forwarded signal with sigwaitinfo.
 blockWaitedSignals()
+becomeSubreaper()
 
 do {
     switch try parse(Array(CommandLine.arguments.dropFirst())) {
