@@ -36,6 +36,9 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
     case removableDefaultAlias
     /// A provider the bus starts on demand when it is gone (gnome-keyring's D-Bus activation).
     case busActivation
+    /// oo7's client (oo7 0.6, GNOME's Rust library), built by `scripts/debian forky --build-only`
+    /// from Tests/OO7Client and named by `OO7_CLIENT`: Debian packages no oo7 program.
+    case oo7Client
     /// A run where suites that test no provider run: the file backend's, every order of events,
     /// keyring-sandbox (which starts daemons of its own), idtool's generated man page and
     /// completions. Pristine gnome-keyring's run and the bus-free ones; not another provider's
@@ -58,6 +61,7 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
         case .sessionCollection: "gnome-keyring's in-memory session collection"
         case .removableDefaultAlias: "a default alias the tests can remove (gnome-keyring's keyrings/default file)"
         case .busActivation: "a provider the bus starts again on demand (gnome-keyring's D-Bus activation)"
+        case .oo7Client: "oo7-client (Tests/OO7Client), which scripts/debian forky builds with Debian's librust-oo7-dev and names in OO7_CLIENT"
         case .providerFree: "a run for suites that test no provider (pristine gnome-keyring's or none: another provider's, a lived-in or a SECRET_BACKEND=file run would repeat them)"
         }
     }
@@ -88,6 +92,7 @@ public struct TestConfiguration: Sendable, CustomStringConvertible {
             if quirks.mayMismatchSessionKeys { capabilities.insert(.checkedSessions) }
         }
         capabilities.insert(environment["KEYRING_LIVED_IN"] == "1" ? .livedIn : .pristine)
+        if let client = environment["OO7_CLIENT"], FileManager.default.isExecutableFile(atPath: client) { capabilities.insert(.oo7Client) }
         if (!harness || provider == "gnome-keyring") && !file && !capabilities.contains(.livedIn) { capabilities.insert(.providerFree) }
         self.capabilities = capabilities
         let where_ = file ? "the file backend" : !harness ? "no test keyring" : !bus ? "no bus" : provider
