@@ -22,7 +22,10 @@ let package = Package(
             pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]
         ),
-        .target(name: "Keyring", dependencies: ["CLibSecret"]),
+        // The C helpers over libsecret and GLib that Swift cannot write itself (casts, macros,
+        // variadic GVariant calls, libsecret's private file backend), with nullability.
+        .target(name: "KeyringShim", dependencies: ["CLibSecret"], path: "Modules/KeyringShim"),
+        .target(name: "Keyring", dependencies: ["CLibSecret", "KeyringShim"]),
         .target(name: "DeviceIdentity", dependencies: ["Keyring"]),
         .target(name: "KeyringTesting", dependencies: ["Keyring"]),
         // idtool's code, a library module so that the test targets can import it without linking
@@ -43,7 +46,7 @@ let package = Package(
         .executableTarget(name: "keyring-sandbox"),
         // The subprocess runner the test targets share; not part of any product.
         .target(name: "TestSupport", dependencies: ["Keyring"], path: "Tests/TestSupport"),
-        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret", "TestSupport"]),
+        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "CLibSecret", "KeyringShim", "TestSupport"]),
         .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "Keyring", "TestSupport"]),
         .testTarget(name: "idtoolTests", dependencies: ["idtool", "DeviceIdentity", "Keyring", "TestSupport"]),
         // libsecret's file backend (sandboxed apps): no bus, no daemon; a keyring file in a temp directory.

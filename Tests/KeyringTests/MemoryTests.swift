@@ -5,6 +5,7 @@
 // with that reuse too. The heap is the whole process's: run with --no-parallel, as every script
 // does (`.serialized` orders this suite's tests, not other suites beside it).
 import CLibSecret
+import KeyringShim
 import Foundation
 import Keyring
 import TestSupport

@@ -1,6 +1,7 @@
 // Shared helpers for the Keyring tests. Every keyring-touching test calls `requireTestKeyring()`
 // first: outside scripts/with-keyring it FAILS (never skips), so the user's own keyring is never used.
 import CLibSecret
+import KeyringShim
 import Foundation
 import Keyring
 import Synchronization

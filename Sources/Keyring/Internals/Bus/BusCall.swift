@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 /// The one home of D-Bus method calls sent straight on a connection (libsecret's own calls aside).
 ///

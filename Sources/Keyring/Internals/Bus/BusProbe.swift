@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 /// Questions `idtool doctor` asks the session bus directly, without libsecret, to explain why the
 /// Secret Service cannot be used. Package API, not public.

@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 /// Where a GError arose; the same GLib code means different things while connecting, afterwards,
 /// and on libsecret's file backend (whose errors name the keyring file).

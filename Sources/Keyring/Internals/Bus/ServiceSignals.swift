@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 import Synchronization
 
 /// The one subscription to the Secret Service's signals, for the path cache (`ItemPathCache`) and

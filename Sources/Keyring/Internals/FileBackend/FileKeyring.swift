@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 import Dispatch
 import Synchronization
 
@@ -246,7 +247,7 @@ struct FileKeyring {
     /// (keeping its creation time); any other item is left alone. Written when the operation ends.
     func store(_ attributes: [String: String], label: String, secret: Data) throws(KeyringError) {
         let collection = try collection()
-        let table = kr_string_table_new()!
+        let table = kr_string_table_new()
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         let value: OpaquePointer = secret.withUnsafeBytes { raw in
@@ -261,7 +262,7 @@ struct FileKeyring {
     /// Removes every item whose attributes include `attributes` from the collection in memory.
     private func clear(_ attributes: [String: String]) throws(KeyringError) {
         let collection = try collection()
-        let table = kr_string_table_new()!
+        let table = kr_string_table_new()
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         pending.edited = true

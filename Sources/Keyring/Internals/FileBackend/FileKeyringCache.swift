@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -178,7 +179,7 @@ final class FileKeyringSnapshot: @unchecked Sendable {
 
     /// Every item in the collection, decrypted, oldest first.
     func decrypt(cancellable: UnsafeMutablePointer<GCancellable>) throws(KeyringError) -> [FileItem] {
-        let table = kr_string_table_new()!
+        let table = kr_string_table_new()
         defer { g_hash_table_unref(table) }
         let list = try throwingGError(.file(path: path)) { kr_file_backend_search(backend, table, cancellable, $0) }
         defer { kr_object_list_free(list) }

@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -73,7 +74,7 @@ enum PlainRead {
         let known = held.withLock { $0.connection == address ? $0.session : nil }
 
         // Round trip 1: SearchItems, and OpenSession unless this connection has one.
-        let table = kr_string_table_new()!
+        let table = kr_string_table_new()
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         let first = try Calls(

@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 /// Reads of collections (`org.freedesktop.Secret.Collection`): the service's Collections property
 /// and each collection's Locked and Label.

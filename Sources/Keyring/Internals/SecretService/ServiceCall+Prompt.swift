@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 /// Locking and unlocking: Service.Unlock or Service.Lock on a collection, then the prompt the
 /// service asks for (Prompt.Prompt, wait for Completed), in raw D-Bus so that the wait ends at the

@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -34,7 +35,7 @@ extension ServiceCall {
         guard let connection = g_dbus_proxy_get_connection(proxy), let bus = g_dbus_proxy_get_name(proxy) else {
             throw .noSessionBus(detail: BusCall.connectionClosed)
         }
-        let table = kr_string_table_new()!
+        let table = kr_string_table_new()
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         let total = remainingMilliseconds

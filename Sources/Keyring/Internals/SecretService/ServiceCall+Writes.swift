@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -217,7 +218,7 @@ extension ServiceCall {
     }
 
     private func makeTable(_ attributes: [String: String]) -> OpaquePointer {
-        let table = kr_string_table_new()!
+        let table = kr_string_table_new()
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
         return table
     }

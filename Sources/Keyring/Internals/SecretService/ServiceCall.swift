@@ -1,4 +1,5 @@
 internal import CLibSecret
+internal import KeyringShim
 import Dispatch
 
 /// Owns one GCancellable. Cancelling is thread-safe in GLib, which is what makes the
