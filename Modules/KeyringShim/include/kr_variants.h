@@ -33,7 +33,7 @@ gboolean kr_item_properties(GVariant *_Nullable reply, KRItemProperties *propert
 /// `("org.freedesktop.Secret.Item")` for Properties.GetAll.
 GVariant *kr_item_interface_tuple(void);
 
-// Unlocking (Sources/Keyring/Internals/Unlock.swift).
+// Unlocking (Sources/Keyring/Internals/SecretService/ServiceCall+Prompt.swift).
 
 /// `(ao)` with one object path, for Service.Unlock.
 GVariant *kr_variant_objpath_array_tuple(const char *path);
@@ -133,7 +133,7 @@ const GVariantType *kr_variant_type_objpath(void);
 /// The path in a prompt's result, an `o` variant; NULL for another shape. Free with g_free.
 gchar *_Nullable kr_variant_objpath(GVariant *_Nullable value);
 
-// Checking a KWallet session key against a plain session (Providers/SessionCheck.swift).
+// Checking a KWallet session key against a plain session (Providers/KWallet+SessionCheck.swift).
 
 /// `(o)` tuple, e.g. the session for Item.GetSecret.
 GVariant *kr_variant_objpath_tuple(const char *path);
