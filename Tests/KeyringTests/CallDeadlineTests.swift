@@ -100,20 +100,25 @@ struct CallDeadlineTests {
         let id = uniqueID("deadline-zero")
         let attributes = ["service": id]
         defer { _ = try? Keyring.default.delete(attributes) }
+        let keyring = Keyring(timeout: .milliseconds(700))
+        let store = try SecretStore(identifier: id + ".store", keyring: keyring)
         let held = DispatchSemaphore(value: 0)
+        let checked = DispatchSemaphore(value: 0)
+        // Held until the four checks are done: a fixed hold (3 s) ran out under c32's load before
+        // the fourth 0.7 s wait began, and that write then took the free lock and succeeded.
         let holder = Worker {
             try Keyring(timeout: .seconds(20)).withCreationLock(for: attributes) { () throws(KeyringError) in
                 held.signal()
-                usleep(3_000_000)
+                checked.wait()
             }
         }
+        // Nothing between here and `checked.signal()` throws: the holder would wait forever.
         held.wait()
-        let keyring = Keyring(timeout: .milliseconds(700))
-        let store = try SecretStore(identifier: id + ".store", keyring: keyring)
         #expect(keyringError { try keyring.store(Data("w".utf8), attributes: attributes, label: "l") } == .timedOut(seconds: 0.7))
         #expect(keyringError { try keyring.insertIfAbsent(Data("w".utf8), attributes: attributes, label: "l") } == .timedOut(seconds: 0.7))
         #expect(keyringError { try keyring.withCreationLock(for: attributes) {} } == .timedOut(seconds: 0.7))
         #expect(keyringError { try store.setObject("w", forKey: .valueData) } == .timedOut(seconds: 0.7))
+        checked.signal()
         _ = holder.join()
         #expect(try Keyring.default.search(attributes).isEmpty)
         // Afterwards through the default timeout: under .ci/run's third stage (nine test runs on
