@@ -154,16 +154,7 @@ enum ServiceSignals {
     private static func learnOwner(_ state: inout State, _ connection: OpaquePointer, _ call: borrowing ServiceCall) {
         let generation = owner.withLock { $0.generation }
         // Asked of the bus, not libsecret's proxy, whose idea of the owner may lag a restart.
-        let current = try? BusCall.call(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-            kr_variant_string_tuple(BusEnvironment.serviceName), reply: "(s)", timeout: call.remainingMilliseconds,
-            cancellable: call.cancellable, flags: kr_call_flags_none()
-        ) { reply -> String? in
-            guard let name = kr_variant_tuple_string(reply) else { return nil }
-            defer { g_free(name) }
-            return String(cString: name)
-        }
-        guard let current else { return }
+        guard let current = try? call.nameOwner(BusEnvironment.serviceName, on: connection) else { return }
         owner.withLock { if $0.generation == generation { $0.name = current } }
         state.ownerKnown = true
         count.add(1, ordering: .releasing)

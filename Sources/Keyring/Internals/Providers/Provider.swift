@@ -81,7 +81,7 @@ extension Provider {
     /// `ServiceCall.provider()`, asked of the bus.
     static func recognised(in call: borrowing ServiceCall) -> Provider {
         guard let connection = g_dbus_proxy_get_connection(kr_service_proxy(call.service)),
-            let owner = try? nameOwner(BusEnvironment.serviceName, on: connection, in: call)
+            let owner = try? call.nameOwner(BusEnvironment.serviceName, on: connection, timeout: 2000)
         else { return Provider(family: .unknown) }
         let own = g_dbus_connection_get_unique_name(connection).map { String(cString: $0) } ?? ""
         let key = "\(UInt(bitPattern: Int(bitPattern: connection))) \(own) \(owner)"
@@ -92,7 +92,7 @@ extension Provider {
             // A marker nobody owns is simply not this daemon's; one that cannot be asked leaves it unknown.
             let markerOwner: String?
             do throws(KeyringError) {
-                markerOwner = try nameOwner(marker.name, on: connection, in: call)
+                markerOwner = try call.nameOwner(marker.name, on: connection, timeout: 2000)
             } catch {
                 return Provider(family: .unknown)
             }
@@ -142,25 +142,6 @@ extension Provider {
                 guard let xml = kr_variant_tuple_string(reply) else { return nil }
                 defer { g_free(xml) }
                 return String(cString: xml)
-            })
-    }
-
-    /// The unique name that owns `name` on the bus now; nil when nobody does.
-    /// - Throws: when the bus does not answer (a timeout, a cancellation).
-    private static func nameOwner(_ name: String, on connection: OpaquePointer, in call: borrowing ServiceCall) throws(KeyringError)
-        -> String?
-    {
-        try BusCall.call(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-            kr_variant_string_tuple(name), reply: "(s)", timeout: min(2000, call.remainingMilliseconds), cancellable: call.cancellable,
-            flags: kr_call_flags_none(),
-            orOnError: { error -> String?? in
-                KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.NameHasNoOwner" ? .some(nil) : nil
-            },
-            parse: { reply -> String?? in
-                guard let owner = kr_variant_tuple_string(reply) else { return nil }
-                defer { g_free(owner) }
-                return .some(String(cString: owner))
             })
     }
 }

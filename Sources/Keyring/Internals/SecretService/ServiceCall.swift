@@ -240,6 +240,24 @@ struct ServiceCall: ~Copyable {
         secret_service_disconnect()
     }
 
+    /// GetNameOwner: the unique name that owns `name` on the bus now; nil when nobody does.
+    /// - Parameter timeout: milliseconds at most; the time left when nil.
+    /// - Throws: when the bus does not answer (a timeout, a cancellation).
+    func nameOwner(_ name: String, on connection: OpaquePointer, timeout: Int32? = nil) throws(KeyringError) -> String? {
+        try BusCall.call(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+            kr_variant_string_tuple(name), reply: "(s)", timeout: min(timeout ?? remainingMilliseconds, remainingMilliseconds),
+            cancellable: cancellable, flags: kr_call_flags_none(),
+            orOnError: { error -> String?? in
+                KeyringError.remoteName(of: error) == "org.freedesktop.DBus.Error.NameHasNoOwner" ? .some(nil) : nil
+            },
+            parse: { reply -> String?? in
+                guard let owner = kr_variant_tuple_string(reply) else { return nil }
+                defer { g_free(owner) }
+                return .some(String(cString: owner))
+            })
+    }
+
     /// Throws a stale-session error (which `run` retries on a new session) when the daemon that
     /// owns the Secret Service now is not the one libsecret's session was opened with. For writes,
     /// before a value is encoded: a restarted daemon may hold another client's session at the old
@@ -247,15 +265,8 @@ struct ServiceCall: ~Copyable {
     func requireCurrentSession() throws(KeyringError) {
         let proxy = kr_service_proxy(service)
         guard let connection = g_dbus_proxy_get_connection(proxy) else { throw .noSessionBus(detail: BusCall.connectionClosed) }
-        let current = try BusCall.call(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-            kr_variant_string_tuple(BusEnvironment.serviceName), reply: "(s)", timeout: remainingMilliseconds, cancellable: cancellable,
-            flags: kr_call_flags_none()
-        ) { reply -> String? in
-            guard let owner = kr_variant_tuple_string(reply) else { return nil }
-            defer { g_free(owner) }
-            return String(cString: owner)
-        }
+        // Nobody owning it now is a gone session too.
+        let current = try nameOwner(BusEnvironment.serviceName, on: connection)
         let address = UInt(bitPattern: Int(bitPattern: service))
         let known = Self.sessionOwner.withLock { $0 }
         guard let known, known.service == address, known.owner == current else {
