@@ -367,28 +367,40 @@ public struct Keyring: Sendable {
     /// The secret of one item from `search(_:)`.
     /// - Parameter item: an item returned by `search(_:)`.
     /// - Returns: the secret bytes, or nil when the item no longer exists.
-    /// - Throws: `KeyringError.locked(itemExists: true)` when its collection is locked, or another `KeyringError`.
+    /// - Throws: `KeyringError.locked(itemExists: true)` when its collection is locked;
+    ///   `.invalidArgument` for an item whose path is no D-Bus object path (another backend's), with
+    ///   no call sent; or another `KeyringError`.
     public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
         if usesLocalCollection { return try localSecret(of: item) }
+        try BusCall.requireObjectPath(item.objectPath, naming: "the item's path")
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> Data? in
-            // The item was locked when searched; it may have been unlocked since (by a prompt too).
-            if item.isLocked, try call.properties(at: item.objectPath, isLocked: false)?.isLocked != false {
-                throw call.lockedError(at: [item.objectPath])
+            // KWallet renumbers its items on a restart: the path may name another item now, and the
+            // item found locked may be at another path, so it is found first, then its lock asked.
+            guard let path = try call.currentPath(of: item) else {
+                // Gone, or hidden by a locked collection (KeePassXC hides a locked database's items).
+                if try call.itemCouldBeHidden(at: item.objectPath) {
+                    throw item.isLocked ? call.lockedError(at: [item.objectPath]) : .locked(itemExists: false)
+                }
+                return nil
             }
-            // KWallet renumbers its items on a restart: the path may name another item now.
-            guard let path = try call.currentPath(of: item) else { return nil }
+            // The item was locked when searched; it may have been unlocked since (by a prompt too).
+            if item.isLocked, try call.properties(at: path, isLocked: false)?.isLocked != false {
+                throw call.lockedError(at: [path])
+            }
             if let secret = try call.secretOfExistingItem(at: path) { return secret.bytes }
-            // Gone, or hidden by a locked collection (KeePassXC hides a locked database's items).
-            if try call.itemCouldBeHidden(at: item.objectPath) { throw .locked(itemExists: false) }
+            if try call.itemCouldBeHidden(at: path) { throw .locked(itemExists: false) }
             return nil
         }
     }
 
     /// Deletes exactly one item from `search(_:)`, and nothing else. Deleting a vanished item succeeds.
     /// - Parameter item: an item returned by `search(_:)`.
-    /// - Throws: `KeyringError.locked` when its collection is locked, or another `KeyringError`.
+    /// - Throws: `KeyringError.locked` when its collection is locked; `.invalidArgument` for an
+    ///   item whose path is no D-Bus object path (another backend's), with no call sent; or another
+    ///   `KeyringError`.
     public func delete(item: KeyringItem) throws(KeyringError) {
         if usesLocalCollection { return try localDelete(item: item) }
+        try BusCall.requireObjectPath(item.objectPath, naming: "the item's path")
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
             do throws(KeyringError) {
                 // KWallet renumbers its items on a restart: never delete another item at its old path.

@@ -67,6 +67,25 @@ struct InvalidArgumentTests {
         }
     }
 
+    @Test("secret(of:) and delete(item:) refuse an item whose path is no D-Bus object path", .needs(.secretService))
+    func itemPathIsNoObjectPath() throws {
+        try requireTestKeyring()
+        let id = uniqueID("invalid-path")
+        let keyring = Keyring.default
+        defer { _ = try? keyring.delete(["service": id]) }
+        try keyring.store(Data("kept".utf8), attributes: ["service": id], label: "l")
+        let real = try #require(try keyring.search(["service": id]).first)
+        // A file-backend item's name, and strings GLib's object-path builders refuse.
+        for path in ["file:0123abcd", "", "relative/path", "/trailing/", "/double//slash", "/bad-char", "/\0"] {
+            let item = KeyringItem(
+                objectPath: path, attributes: real.attributes, label: real.label, isLocked: false, created: real.created,
+                modified: real.modified)
+            Self.expectInvalid("secret(of: \(path))") { try keyring.secret(of: item) }
+            Self.expectInvalid("delete(item: \(path))") { try keyring.delete(item: item) }
+        }
+        #expect(try keyring.lookup(["service": id]) == Data("kept".utf8))
+    }
+
     @Test("async variants refuse bad attributes the same way")
     func asyncAttributes() async throws {
         try requireTestKeyring()

@@ -29,4 +29,28 @@ struct ItemPathTests {
         let left = try Keyring.default.search(["service": id]).map { $0.attributes["n"] ?? "?" }.sorted()
         #expect(left == ["0", "3"], "deleting the third item through \(third.objectPath) left \(left)")
     }
+
+    /// The item is found while its keyring is locked, and comes back locked, with its attributes;
+    /// the daemon restarts (a crash, D-Bus activation) unlocked, numbering its items anew. Its old
+    /// path was trusted because it was locked: it read "value 3" and deleted the fourth item.
+    @Test(
+        "an item found while its keyring was locked is that item after a restart, never the one now at its path",
+        .needs(.locking, .listsLockedItems))
+    func lockedItemSurvivesRenumbering() throws {
+        try requireTestKeyring()
+        let id = uniqueID("paths-locked")
+        defer { _ = try? Keyring.default.delete(["service": id]) }
+        for index in 0..<4 {
+            try Keyring.default.store(Data("value \(index)".utf8), attributes: ["service": id, "n": "\(index)"], label: "paths \(index)")
+        }
+        try Keyring.default.delete(item: try #require(try Keyring.default.search(["service": id, "n": "1"]).first))
+        try keyringCtl("lock")
+        let third = try #require(try Keyring(unlock: .never).search(["service": id, "n": "2"]).first)
+        #expect(third.isLocked, "found while locked: \(third)")
+        try keyringCtl("restart")
+        #expect(try Keyring.default.secret(of: third) == Data("value 2".utf8), "read through \(third.objectPath)")
+        try Keyring.default.delete(item: third)
+        let left = try Keyring.default.search(["service": id]).map { $0.attributes["n"] ?? "?" }.sorted()
+        #expect(left == ["0", "3"], "deleting the third item through \(third.objectPath) left \(left)")
+    }
 }

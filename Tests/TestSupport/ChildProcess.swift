@@ -109,6 +109,11 @@ public final class ChildProcess: @unchecked Sendable {  // mutable state is only
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw ChildProcessError(what: "waitpid", code: errno) }
         }
+        return collect(status)
+    }
+
+    /// The result of the reaped child, whose wait status is `status`: kept for later calls.
+    private func collect(_ status: Int32) -> ChildResult {
         let signal = status & 0x7F
         let result = ChildResult(
             status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal,
@@ -116,6 +121,28 @@ public final class ChildProcess: @unchecked Sendable {  // mutable state is only
             stderr: String(decoding: (try? Data(contentsOf: directory.appendingPathComponent("err"))) ?? Data(), as: UTF8.self))
         finished = result
         return result
+    }
+
+    /// Waits as `wait()` does, but kills the child (SIGKILL) once `limit` has passed: a hang then
+    /// fails the test that asked, instead of stalling the suite. `limit` is a watchdog far above any
+    /// load (minutes), never a time the test asserts.
+    /// - Returns: the result, and whether the watchdog had to kill the child.
+    public func wait(killingAfter limit: Duration) throws -> (result: ChildResult, killed: Bool) {
+        if let finished { return (finished, false) }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let deadline = ContinuousClock.now + limit
+        var status: Int32 = 0
+        var killed = false
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { return (collect(status), killed) }
+            guard reaped == 0 || errno == EINTR else { throw ChildProcessError(what: "waitpid", code: errno) }
+            if !killed && ContinuousClock.now >= deadline {
+                kill(pid, SIGKILL)
+                killed = true
+            }
+            usleep(20_000)
+        }
     }
 
     /// Runs `program` to completion.

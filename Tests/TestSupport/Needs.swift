@@ -18,6 +18,9 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
     /// A provider that takes a locked collection's items off the bus (KeePassXC), so a search made
     /// while it is locked does not find them.
     case hidesLockedItems
+    /// A provider whose search lists a locked collection's items, marked locked, with their
+    /// attributes (gnome-keyring, KWallet): the opposite of `hidesLockedItems`.
+    case listsLockedItems
     /// libsecret's file backend (SECRET_BACKEND=file).
     case fileBackend
     /// A keyring as years of use leave it (`--lived-in`, or scripts/test's lived-in keyring file).
@@ -53,6 +56,7 @@ public enum Capability: String, CaseIterable, Sendable, CustomStringConvertible 
         case .locking: "a collection keyring-ctl can lock"
         case .secondDatabase: "KeePassXC's second database (scripts/with-keepassxc)"
         case .hidesLockedItems: "a provider that hides a locked collection's items (KeePassXC)"
+        case .listsLockedItems: "a provider that lists a locked collection's items (gnome-keyring, KWallet)"
         case .fileBackend: "libsecret's file backend (SECRET_BACKEND=file)"
         case .livedIn: "a lived-in keyring (--lived-in)"
         case .pristine: "a pristine keyring (not --lived-in)"
@@ -87,7 +91,7 @@ public struct TestConfiguration: Sendable, CustomStringConvertible {
             if provider == "gnome-keyring" { capabilities.formUnion([.mockPrompter, .sessionCollection, .removableDefaultAlias, .busActivation]) }
             if provider == "keepassxc" { capabilities.insert(.secondDatabase) }
             let quirks = TestProvider.quirks(provider: provider, kwalletDaemon: environment["KWALLET_DAEMON"] ?? "")
-            if !quirks.listsLockedMatches { capabilities.insert(.hidesLockedItems) }
+            capabilities.insert(quirks.listsLockedMatches ? .listsLockedItems : .hidesLockedItems)
             if quirks.savesValuesLate { capabilities.insert(.savesSecretsLate) }
             if quirks.mayMismatchSessionKeys { capabilities.insert(.checkedSessions) }
         }

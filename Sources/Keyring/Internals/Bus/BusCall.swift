@@ -22,6 +22,12 @@ enum BusCall {
         parse: (OpaquePointer) -> T?
     ) throws(KeyringError) -> T {
         let name = name ?? "\(interface).\(method)"
+        do throws(KeyringError) {
+            try requireObjectPath(path, naming: "the object path of \(name)")
+        } catch {
+            if let parameters { g_variant_unref(g_variant_ref_sink(parameters)) }
+            throw error
+        }
         let type = g_variant_type_new(replyType)
         defer { g_variant_type_free(type) }
         var error: UnsafeMutablePointer<GError>? = nil
@@ -36,6 +42,15 @@ enum BusCall {
         defer { g_variant_unref(reply) }
         guard let value = parse(reply) else { throw wrongShape(name) }
         return value
+    }
+
+    /// Throws `.invalidArgument` unless `path` is a D-Bus object path, before any GLib call sees it:
+    /// GLib's builders answer another string with a critical and NULL. For paths from a caller (an
+    /// item of another backend, say); those in replies and signals are checked by their D-Bus type.
+    static func requireObjectPath(_ path: String, naming what: String) throws(KeyringError) {
+        // A NUL would end the C string early, and "/\0x" pass as "/".
+        guard path.utf8.contains(0) || g_variant_is_object_path(path) == 0 else { return }
+        throw .invalidArgument("\(what), \"\(AttributeRules.printable(path))\", is not a D-Bus object path")
     }
 
     /// As `call`, for an item or collection that may have gone: nil when the service says no object

@@ -150,9 +150,10 @@ final class OwnedBusName: @unchecked Sendable {
         g_object_unref(UnsafeMutableRawPointer(connection))
     }
 
-    /// Releases the name (once). Not cancellable: a lock must be released even when the operation
-    /// was cancelled. The message is sent before the wait for its reply, so the bus releases the
-    /// name even if the reply is late; and the bus releases it anyway when the connection closes.
+    /// Releases the name (once), even when the operation was cancelled. Written to the bus's socket
+    /// before this returns, but its reply is not waited for, so a frozen bus never holds the call
+    /// past its deadline: the bus handles one connection's messages in order, and it releases the
+    /// name anyway when the connection closes.
     func release() {
         guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Self.held.withLock { _ = $0.remove(name) }
@@ -164,15 +165,14 @@ final class OwnedBusName: @unchecked Sendable {
     /// messages in order, so it sees this after the RequestName.
     static func releaseUnlessHeld(_ name: String, on connection: OpaquePointer) {
         guard !held.withLock({ $0.contains(name) }) else { return }
-        BusCall.send(
-            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
-            kr_variant_string_tuple(name))
+        sendRelease(name, on: connection)
     }
 
     private static func sendRelease(_ name: String, on connection: OpaquePointer) {
-        _ = try? BusCall.call(
+        BusCall.send(
             connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
-            kr_variant_string_tuple(name), reply: "(u)", timeout: 2000, cancellable: nil, flags: kr_call_flags_none()
-        ) { _ in () }
+            kr_variant_string_tuple(name))
+        // In the socket before another process, told that the lock is free, asks for the name.
+        g_dbus_connection_flush_sync(connection, nil, nil)
     }
 }

@@ -78,14 +78,26 @@ extension ServiceCall {
 
     /// The path where `item`, from an earlier search, is now; nil when it is gone. Where the
     /// provider renumbers its items on a start (KWallet), the item at the old path must still have
-    /// the same attributes and creation time, else it is looked up again by those; elsewhere the
-    /// path stands.
+    /// the same attributes and creation time, whether it was found locked or not, else it is looked
+    /// up again by those. Only an item whose attributes could not be read (gnome-keyring's hashed
+    /// ones) keeps its path unchecked: nothing else names it.
+    /// - Throws: `.invalidArgument` for a path that is no D-Bus object path (another backend's
+    ///   item); `.serviceFailure` when several items now match it and none is at the old path.
     func currentPath(of item: KeyringItem) throws(KeyringError) -> String? {
-        guard !item.isLocked, !item.attributes.isEmpty, provider().quirks.renumbersItems else { return item.objectPath }
-        func isSame(_ other: KeyringItem) -> Bool { other.attributes == item.attributes && other.created == item.created }
-        if let now = try properties(at: item.objectPath, isLocked: false), now.isLocked || isSame(now) { return item.objectPath }
+        try BusCall.requireObjectPath(item.objectPath, naming: "the item's path")
+        guard provider().quirks.renumbersItems, !ProviderAttributes.areUnreadable(item.attributes) else { return item.objectPath }
+        // A creation time one listing lacks (a locked item's, say) cannot tell items apart, nor differ.
+        func isSame(_ other: KeyringItem) -> Bool {
+            other.attributes == item.attributes && (other.created == nil || item.created == nil || other.created == item.created)
+        }
+        if let now = try properties(at: item.objectPath, isLocked: false), isSame(now) { return item.objectPath }
         let found = try search(item.attributes).filter(isSame)
-        return found.count == 1 ? found[0].objectPath : nil
+        guard found.count <= 1 else {
+            throw .serviceFailure(
+                domain: "KeyringIdentity", code: -1,
+                message: "the service numbered its items anew, and \(found.count) items now match this one: search again")
+        }
+        return found.first?.objectPath
     }
 
     /// The secret bytes of the item at `path`, and their content type; nil when the service

@@ -136,7 +136,7 @@ struct ServiceCall: ~Copyable {
     ) throws(KeyringError) -> T {
         func attempt() throws(KeyringError) -> T {
             try Deadline.run(until: deadline, cancellation: cancellation) { callCancellation throws(KeyringError) -> T in
-                let service = try connect(callCancellation.pointer, startsService: startsService)
+                let service = try connect(until: deadline, callCancellation, startsService: startsService)
                 defer { g_object_unref(service) }
                 // The KWallet session check runs where a secret first crosses the session (KWallet+SessionCheck.swift).
                 let call = ServiceCall(cancellable: callCancellation.pointer, service: service, callDeadline: deadline)
@@ -170,27 +170,30 @@ struct ServiceCall: ~Copyable {
         }
     }
 
-    private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>, startsService: Bool) throws(KeyringError)
-        -> UnsafeMutablePointer<SecretService>
-    {
+    private static func connect(
+        until deadline: CallDeadline, _ cancellation: Cancellation, startsService: Bool
+    ) throws(KeyringError) -> UnsafeMutablePointer<SecretService> {
         if let problem = BusEnvironment.problem() ?? BusEnvironment.serviceNameProblem() { throw problem }
         // libsecret 0.21.8 (Debian 14) unrefs a non-object when secret_service_get_sync fails for a
         // name nobody owns or can start (a GLib critical): ask the bus first. A bus that does not
         // answer is left to libsecret, whose error says so. libsecret's proxy and its OpenSession
         // start an activatable daemon, so without `startsService` only a running one will do.
-        if startsService {
-            if BusProbe.availability(BusEnvironment.serviceName) == false { throw .noSecretService }
-        } else if BusProbe.hasOwner(BusEnvironment.serviceName) != true {
+        // Within the call's deadline: a frozen bus answers neither the probe nor its connection.
+        let listed = BusProbe.lists(BusEnvironment.serviceName, activatable: startsService, until: deadline, cancellation: cancellation)
+        if startsService ? listed == false : listed != true {
+            if deadline.hasPassed { throw deadline.timedOut }
+            if cancellation.isCancelled { throw .cancelled }
             throw .noSecretService
         }
         let service: UnsafeMutablePointer<SecretService>?
         do throws(KeyringError) {
             service = try throwingGError(.connecting) {
-                secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, $0)
+                secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
             }
         } catch .keyExchangeFailed(nil, let detail) {
             // Which daemon it is decides the fix (KWallet's Qt 5 or Qt 6 QCA plugin).
-            throw .keyExchangeFailed(provider: BusProbe.processName(of: BusEnvironment.serviceName), detail: detail)
+            let provider = BusProbe.processName(of: BusEnvironment.serviceName, until: deadline, cancellation: cancellation)
+            throw .keyExchangeFailed(provider: provider, detail: detail)
         }
         guard let service else { throw .noSecretService }
         if let session = secret_service_get_session_dbus_path(service),
@@ -200,7 +203,7 @@ struct ServiceCall: ~Copyable {
             // A session left from a restarted daemon: start over on a new one.
             g_object_unref(service)
             disconnect()
-            return try connect(cancellable, startsService: startsService)
+            return try connect(until: deadline, cancellation, startsService: startsService)
         }
         rememberSessionOwner(service)
         return service
