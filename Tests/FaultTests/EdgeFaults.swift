@@ -611,7 +611,8 @@ struct EdgeFaults {
         get.expectExit(FaultTable["edge.timeout.hung-daemon"])
         #expect(get.line == id, "served from the backup: \(get.summary)")
         get.expectClean(hiding: [id])
-        #expect(elapsed < .seconds(5), "--timeout 3 bounds the whole command; took \(elapsed)")
+        // Far above 3 s plus a process start under load; below the 25 s default that an ignored --timeout would take.
+        #expect(elapsed < .seconds(20), "--timeout 3 bounds the whole command; took \(elapsed)")
     }
 
     // MARK: 12. Smaller leaks

@@ -247,12 +247,12 @@ enum FaultTable {
 
         // seam.deadline
         .init(id: "deadline.hung-daemon.two-threads", area: "environment",
-              scenario: "daemon SIGSTOPped; one thread reads with a 6 s timeout, another 0.3 s later with 1 s",
-              outcome: "the 1 s call ends in about 1 s with timedOut(1 s): every wait of a call, the in-process gate included, ends at its own deadline",
+              scenario: "daemon SIGSTOPped; one thread reads with a 25 s timeout, another 0.3 s later with 1 s",
+              outcome: "the 1 s call ends with timedOut(1 s) while the 25 s one still waits: every wait of a call, the in-process gate included, ends at its own deadline",
               exit: nil, kept: .notApplicable),
         .init(id: "deadline.creation-lock.one-timeout", area: "environment",
-              scenario: "daemon SIGSTOPped; a 4 s write waits 3.9 s for another thread's creation lock",
-              outcome: "timedOut(4 s) after about 4 s, not 8: the lock wait and the service call share one deadline; no lock wait reports 0 s",
+              scenario: "daemon SIGSTOPped; an 8 s write waits 6 s for another thread's creation lock",
+              outcome: "timedOut(8 s) at its own deadline, not 8 s after the lock's release: the lock wait and the service call share one deadline; no lock wait reports 0 s",
               exit: nil, kept: .notApplicable),
         .init(id: "deadline.huge-timeout", area: "bad input", scenario: "Keyring(timeout: .seconds(Int64.max)), or larger",
               outcome: "works (the deadline saturates at a century); no arithmetic trap", exit: nil, kept: .notApplicable),

@@ -137,8 +137,10 @@ struct ContractTests {
         let subject = try Subject(backend)
         try subject.withPrompts {
             let id = uniqueID("prompt")
-            // The memory keyring fails an unanswered prompt at once; a real one at the call's timeout.
-            let store = try SecretStore(identifier: id, keyring: subject.keyring(timeout: .seconds(3)))
+            let store = try subject.store(id)
+            // The memory keyring fails an unanswered prompt at once; a real one at the call's timeout,
+            // 10 s: the prompt must reach the prompter first, under any load.
+            let unanswered = try SecretStore(identifier: id, keyring: subject.keyring(timeout: .seconds(10)))
             try store.setObject("kept", forKey: .valueData)
             defer { try? store.reset() }
 
@@ -149,7 +151,7 @@ struct ContractTests {
             }
             try subject.answer(.ignore)
             #expect(throws: KeyringError.locked(itemExists: subject.listsLockedItems, unlock: .unanswered)) {
-                try store.object(forKey: .valueData)
+                try unanswered.object(forKey: .valueData)
             }
             if !subject.isMemory {
                 // The answered prompt starts from a freshly locked keyring, not after the unanswered one.
@@ -205,11 +207,14 @@ struct ContractTests {
         arguments: Backend.available)
     func faults(backend: Backend) throws {
         let subject = try Subject(backend)
-        let store = try SecretStore(identifier: uniqueID("fault"), keyring: subject.keyring(timeout: .seconds(2)))
+        let id = uniqueID("fault")
+        let store = try subject.store(id)
+        // The short timeout is only for the call under the fault: the calls around it must succeed under any load.
+        let faulted = try SecretStore(identifier: id, keyring: subject.keyring(timeout: .seconds(2)))
         defer { try? store.reset() }
         try store.setObject("kept", forKey: .valueData)
         for fault in subject.faults where fault == .timeout || fault == .noSessionBus {
-            let error = try subject.withFault(fault) { keyringError { try store.object(forKey: .valueData) } }
+            let error = try subject.withFault(fault) { keyringError { try faulted.object(forKey: .valueData) } }
             switch (fault, error) {
             case (.timeout, .timedOut(let seconds)?): #expect(seconds == 2)
             case (.noSessionBus, .noSessionBus?): break

@@ -1,5 +1,6 @@
 import Foundation
 import Keyring
+import Synchronization
 import TestSupport
 import Testing
 
@@ -13,7 +14,8 @@ import Glibc
 ///
 /// The hung keyring is a real daemon stopped with SIGSTOP: it keeps its bus name and never
 /// answers. That works on every provider (gnome-keyring, kwalletd6, KeePassXC), so these run on
-/// all three. Bounds are generous: they tell "about the timeout" from "twice it" on a noisy machine.
+/// all three. No elapsed time is asserted: which call ended first tells "its own deadline" from
+/// "another's", whatever the load.
 @Suite("One deadline per call", .serialized, .needs(.secretService))
 struct CallDeadlineTests {
     /// Runs `body` on its own thread; the result is read with `join`.
@@ -21,13 +23,18 @@ struct CallDeadlineTests {
         // `result` is written once by the worker thread before `done` is signalled, and read only after.
         private var result: Result<T, any Error>?
         private let done = DispatchSemaphore(value: 0)
+        private let returned = Atomic<Bool>(false)
 
         init(_ body: @escaping @Sendable () throws -> T) {
             Thread.detachNewThread { [self] in
                 result = Result { try body() }
+                returned.store(true, ordering: .sequentiallyConsistent)
                 done.signal()
             }
         }
+
+        /// Whether `body` has returned (or thrown) yet; does not wait.
+        var hasReturned: Bool { returned.load(ordering: .sequentiallyConsistent) }
 
         func join() -> Result<T, any Error> {
             done.wait()
@@ -39,7 +46,7 @@ struct CallDeadlineTests {
         start.duration(to: .now) / .seconds(1)
     }
 
-    @Test("with the daemon hung, a 1 s read on one thread ends in about 1 s while a 6 s read on another waits")
+    @Test("with the daemon hung, a 1 s read on one thread ends at its deadline while a 25 s read on another waits")
     func shortCallIsNotHeldUpByLongCall() throws {
         try requireTestKeyring()
         let id = uniqueID("deadline-threads")
@@ -49,13 +56,13 @@ struct CallDeadlineTests {
         let paused = try PausedDaemon()
         defer { paused.resume() }
 
-        let long = Worker { try Keyring(timeout: .seconds(6)).lookup(["service": id]) }
+        // 25 s: the long call outlives the short one under any load, until the resume below.
+        let long = Worker { try Keyring(timeout: .seconds(25)).lookup(["service": id]) }
         usleep(300_000)  // let the long call take the service gate; not an assertion
-        let start = ContinuousClock.now
         let error = keyringError { try Keyring(timeout: .seconds(1)).lookup(["service": id]) }
-        let elapsed = Self.seconds(since: start)
         #expect(error == .timedOut(seconds: 1), "\(String(describing: error))")
-        #expect(elapsed < 3, "the 1 s call took \(elapsed) s")
+        // Held up by the long call, it would end only once that one gave up the gate.
+        #expect(!long.hasReturned, "the 1 s call ended only after the 25 s call")
 
         paused.resume()
         _ = long.join()
@@ -71,26 +78,34 @@ struct CallDeadlineTests {
         _ = try Keyring.default.search(attributes)  // connected, session open
 
         let held = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
+        // Freed 6 s into the write's 8 s; returns when, to compare the write's end with.
         let holder = Worker {
-            try Keyring(timeout: .seconds(20)).withCreationLock(for: attributes) { () throws(KeyringError) in
+            try Keyring(timeout: .seconds(20)).withCreationLock(for: attributes) { () throws(KeyringError) -> ContinuousClock.Instant in
                 held.signal()
-                usleep(3_900_000)
+                go.wait()
+                usleep(6_000_000)
+                return ContinuousClock.now
             }
         }
         held.wait()
-        let paused = try PausedDaemon()
+        let paused: PausedDaemon
+        do { paused = try PausedDaemon() } catch {
+            go.signal()  // the holder would wait forever
+            throw error
+        }
         defer { paused.resume() }
 
-        // The lock is free after 3.9 s; a write that then had its whole 4 s again for the hung
-        // service would take about 8 s.
-        let start = ContinuousClock.now
-        let error = keyringError { try Keyring(timeout: .seconds(4)).store(Data("w".utf8), attributes: attributes, label: "l") }
-        let elapsed = Self.seconds(since: start)
-        #expect(error == .timedOut(seconds: 4), "\(String(describing: error))")
-        #expect(elapsed < 6.5, "the 4 s write took \(elapsed) s")
+        // A write that had its whole 8 s again for the hung service once the lock is free would end
+        // 8 s after the release; within its own deadline, about 2 s after it.
+        go.signal()
+        let error = keyringError { try Keyring(timeout: .seconds(8)).store(Data("w".utf8), attributes: attributes, label: "l") }
+        let ended = ContinuousClock.now
+        #expect(error == .timedOut(seconds: 8), "\(String(describing: error))")
 
         paused.resume()
-        _ = holder.join()
+        let released = try holder.join().get()
+        #expect(ended < released + .seconds(8), "the 8 s write ended \(ended - released) after the lock's release")
         #expect(try Keyring.default.search(attributes).isEmpty)
     }
 
@@ -204,19 +219,19 @@ struct CallDeadlinePromptTests {
             try Keyring.default.store(Data("v".utf8), attributes: ["service": id], label: "l")
             try lockKeyring()
             try promptAnswer("hang")
-            let prompting = CallDeadlineTests.Worker { try Keyring(timeout: .seconds(6)).lookup(["service": id]) }
+            // The prompt stays open until this call's deadline: 20 s outlasts the calls below under any load.
+            let prompting = CallDeadlineTests.Worker { try Keyring(timeout: .seconds(20)).lookup(["service": id]) }
             // Once the mock holds the prompt (its queued answer is taken), the prompting call waits.
             let wait = ContinuousClock.now
-            while try promptStatus().expecting, CallDeadlineTests.seconds(since: wait) < 5 { usleep(20_000) }
+            while try promptStatus().expecting, CallDeadlineTests.seconds(since: wait) < 10 { usleep(20_000) }
 
-            let start = ContinuousClock.now
-            let items = try Keyring(timeout: .seconds(4), unlock: .never).search(["service": id])
-            let elapsed = CallDeadlineTests.seconds(since: start)
+            // Stalled by the prompt, these would end only once the prompting call gave up the gate.
+            let items = try Keyring(unlock: .never).search(["service": id])
             #expect(items.count == 1 && items[0].isLocked)
-            #expect(elapsed < 2, "the search took \(elapsed) s while another thread's prompt was open")
-            let error = keyringError { try Keyring(timeout: .seconds(4), unlock: .never).lookup(["service": id]) }
+            #expect(!prompting.hasReturned, "the search ended only after another thread's prompt closed")
+            let error = keyringError { try Keyring(unlock: .never).lookup(["service": id]) }
             #expect(error == .locked(itemExists: true))
-            #expect(CallDeadlineTests.seconds(since: start) < 3.5)
+            #expect(!prompting.hasReturned, "the lookup ended only after another thread's prompt closed")
 
             let outcome = prompting.join()
             #expect(throws: KeyringError.locked(itemExists: true, unlock: .unanswered)) { try outcome.get() }

@@ -367,17 +367,16 @@ struct ChangeNotificationTests {
         #expect(after.threads <= before.threads + 4)
     }
 
-    /// The live watch count once the last cancelled ones have been freed: a stop finishes on the
-    /// watch's own queue, so the count is read until it reaches `target` or, with none, stops
-    /// falling (at most 10 s either way). Only the count is asserted, never the time.
-    static func settledWatchCount(target: Int? = nil) async -> Int {
+    /// The live watch count once the cancelled ones have been freed: a stop finishes on the watch's
+    /// own queue, so the count is read until it reaches `target` (none live: every watch this test
+    /// and earlier ones made is cancelled), at most 60 s. A count that is merely still for a moment
+    /// can be a warm-up watch not yet freed under load. Only the count is asserted, never the time.
+    static func settledWatchCount(target: Int = 0) async -> Int {
+        let end = ContinuousClock.now + .seconds(60)
         var count = LeakCounts.serviceWatches
-        for _ in 0..<200 {
-            if let target, count == target { return count }
+        while count != target, ContinuousClock.now < end {
             try? await Task.sleep(for: .milliseconds(50))
-            let now = LeakCounts.serviceWatches
-            if target == nil, now == count { return now }
-            count = now
+            count = LeakCounts.serviceWatches
         }
         return count
     }

@@ -29,7 +29,7 @@ struct KeePassXCTests {
         #expect(keyringError { try store.reset() } == .locked(itemExists: false))
         // Allowed to ask, the call opens KeePassXC's unlock window, which nobody answers here: it
         // ends at its timeout as locked, unanswered.
-        #expect(keyringError { try Keyring(timeout: .seconds(3)).lookup(attributes) } == .locked(itemExists: false, unlock: .unanswered))
+        #expect(keyringError { try Keyring(timeout: .seconds(10)).lookup(attributes) } == .locked(itemExists: false, unlock: .unanswered))
         try keyringCtl(["unlock"])
         #expect(try store.object(forKey: .valueData) == "kept")
         try store.reset()
@@ -57,7 +57,7 @@ struct KeePassXCTests {
         #expect(keyringError { try never.search(["service": id]) } == .locked(itemExists: false))
         // Allowed to ask, the unlock is asked of the locked first database, not of the open default
         // (which answered at once and changed nothing before): its window, unanswered here.
-        let asking = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(3)))
+        let asking = try SecretStore(identifier: id, keyring: Keyring(timeout: .seconds(10)))
         #expect(keyringError { try asking.object(forKey: .valueData) } == .locked(itemExists: false, unlock: .unanswered))
         try keyringCtl(["unlock", "keyring"])
         #expect(try store.object(forKey: .valueData) == "in the first")
@@ -110,16 +110,18 @@ struct KeePassXCTests {
         defer { _ = try? keyringCtl(["restart"]) }
         let id = uniqueID("kpx-ubs")
         let attributes = ["service": id, "username": ""]
-        let keyring = Keyring(timeout: .seconds(3), unlock: .never)  // the locked path itself
-        let store = try SecretStore(identifier: id, keyring: keyring)
+        let store = try SecretStore(identifier: id, keyring: Keyring(unlock: .never))
         try store.setObject("kept", forKey: .valueData)
+        // The locked path itself; 10 s keeps back 2 s to ask which collections are locked, enough under load.
+        let keyring = Keyring(timeout: .seconds(10), unlock: .never)
+        let locked = try SecretStore(identifier: id, keyring: keyring)
         try keyringCtl(["lock"])
         // Each search waits on a dialog nobody answers; the library asks the collections instead.
         #expect(keyringError { try keyring.lookup(attributes) } == .locked(itemExists: false))
-        #expect(keyringError { try store.object(forKey: .valueData) } == .locked(itemExists: false))
+        #expect(keyringError { try locked.object(forKey: .valueData) } == .locked(itemExists: false))
         #expect(keyringError { try keyring.delete(attributes) } == .locked(itemExists: false))
-        #expect(keyringError { try store.reset() } == .locked(itemExists: false))
-        let write = keyringError { try store.setObject("new", forKey: .valueData) }
+        #expect(keyringError { try locked.reset() } == .locked(itemExists: false))
+        let write = keyringError { try locked.setObject("new", forKey: .valueData) }
         #expect(write?.isLocked == true, "\(String(describing: write))")
         try keyringCtl(["unlock"])
         #expect(try store.object(forKey: .valueData) == "kept")

@@ -26,7 +26,7 @@ public final class ChangeLog: Sendable {
     /// The first change of `kind` from entry `start` on, waiting up to `limit` for it; and how long
     /// after `since` it arrived (negative: before). Polls: no timing is asserted beyond the loose limit.
     public func first(
-        _ kind: KeyringChange.Kind, from start: Int, since: ContinuousClock.Instant, within limit: Duration = .seconds(10)
+        _ kind: KeyringChange.Kind, from start: Int, since: ContinuousClock.Instant, within limit: Duration = .seconds(40)
     ) async -> (change: KeyringChange, latency: Duration)? {
         let end = ContinuousClock.now + limit
         while ContinuousClock.now < end {

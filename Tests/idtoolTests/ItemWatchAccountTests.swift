@@ -41,7 +41,7 @@ struct ItemWatchAccountTests {
         func lines() -> [String] {
             ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         }
-        func wait(for count: Int, tries: Int = 500) async -> Bool {
+        func wait(for count: Int, tries: Int = 2000) async -> Bool {
             for _ in 0..<tries where lines().count < count { try? await Task.sleep(for: .milliseconds(20)) }
             return lines().count >= count
         }

@@ -20,7 +20,7 @@ struct LockCommandTests {
             #expect(locked.status == 0, "\(locked.stderr)")
             #expect(locked.stdout.isEmpty)
             #expect(try Keyring.default.isLocked())
-            #expect(try Idtool.run(["lock", "--timeout", "5"]).status == 0, "locking a locked keyring succeeds")
+            #expect(try Idtool.run(["lock", "--timeout", "25"]).status == 0, "locking a locked keyring succeeds")
 
             try keyringCtl(["prompt-answer", "ok"])
             let refused = try Idtool.run(["unlock", "--no-prompt"])
@@ -41,7 +41,7 @@ struct LockCommandTests {
             dismissed.expectOneLineError(containing: "unlock was dismissed")
 
             try keyringCtl(["prompt-answer", "hang"])
-            let unanswered = try Idtool.run(["unlock", "--timeout", "2"])
+            let unanswered = try Idtool.run(["unlock", "--timeout", "10"])
             #expect(unanswered.status == 75)
             unanswered.expectOneLineError(containing: "nobody answered the unlock dialog")
         }
@@ -57,7 +57,7 @@ struct LockCommandTests {
         #expect(locked.status == 0, "\(locked.stderr)")
         #expect(try Keyring.default.isLocked())
         #expect(try Idtool.run(["unlock", "--no-prompt"]).status == 75)
-        let unlocked = try Idtool.run(["unlock", "--timeout", "3"])
+        let unlocked = try Idtool.run(["unlock", "--timeout", "10"])
         if TestProvider.unansweredUnlock == .completes {
             #expect(unlocked.status == 0, "\(unlocked.stderr)")
             #expect(try !Keyring.default.isLocked())
