@@ -39,6 +39,7 @@ public enum TestProvider {
         case "kwallet": kwalletDaemon == "ksecretd" ? .ksecretd : .kwallet
         case "keepassxc": .keePassXC
         case "gnome-keyring": .gnomeKeyring
+        case "oo7": .oo7Daemon
         default: .strict
         }
     }

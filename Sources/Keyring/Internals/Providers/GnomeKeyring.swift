@@ -10,6 +10,6 @@ extension Quirks {
 }
 
 extension Provider {
-    /// The interface only gnome-keyring's service object implements.
+    /// gnome-keyring's private interface on its service object (oo7-daemon exports it too).
     static let gnomeKeyringInterface = "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface"
 }

@@ -20,6 +20,9 @@ struct Provider: Equatable {
         /// KDE Frameworks 6.14 and later: the Secret Service's store left kwalletd6 (then a proxy).
         case ksecretd
         case keePassXC
+        /// oo7-daemon: no marker name; its service object shows gnome-keyring's private interface
+        /// without gnome-keyring's own service methods.
+        case oo7Daemon
         case unknown
     }
 
@@ -34,6 +37,7 @@ struct Provider: Equatable {
         case .kwallet: .kwallet
         case .ksecretd: .ksecretd
         case .keePassXC: .keePassXC
+        case .oo7Daemon: .oo7Daemon
         case .unknown: .strict
         }
     }
@@ -74,6 +78,7 @@ extension Provider {
         case .kwallet: "kwalletd"
         case .ksecretd: "ksecretd"
         case .keePassXC: "keepassxc"
+        case .oo7Daemon: "oo7-daemon"
         case .unknown: nil
         }
     }
@@ -121,13 +126,18 @@ extension Provider {
     private static func familyFromObjects(of owner: String, on connection: OpaquePointer, in call: borrowing ServiceCall)
         throws(KeyringError) -> Provider.Family
     {
-        if try introspect(BusCall.servicePath, of: owner, on: connection, in: call).contains(
-            "interface name=\"\(Provider.gnomeKeyringInterface)\"")
-        {
-            return .gnomeKeyring
-        }
+        let service = try introspect(BusCall.servicePath, of: owner, on: connection, in: call)
+        if let family = family(fromServiceObject: service) { return family }
         let root = try introspect("/", of: owner, on: connection, in: call)
         return Provider.rootNodes.first { root.contains("node name=\"\($0.node)\"") }?.family ?? .unknown
+    }
+
+    /// The family the introspection XML of the service object proves, if any. gnome-keyring's
+    /// private interface alone is no proof: oo7-daemon exports it too, but not gnome-keyring's own
+    /// service methods.
+    static func family(fromServiceObject xml: String) -> Provider.Family? {
+        guard xml.contains("interface name=\"\(Provider.gnomeKeyringInterface)\"") else { return nil }
+        return xml.contains("method name=\"\(Provider.gnomeKeyringServiceMethod)\"") ? .gnomeKeyring : .oo7Daemon
     }
 
     /// The introspection XML of the object at `path` of `owner`; empty when it has no such object.

@@ -1,8 +1,8 @@
 /// What one provider does differently from the Secret Service specification, as data. Each
 /// provider's file defines its value; code asks these, never which provider it talks to. A daemon
-/// nobody knows (oo7-daemon among them) gets `strict`: the answers that lose nothing whichever
-/// provider it turns out to be. `package`, so that the tests ask the same facts (TestSupport's
-/// `TestProvider.quirks`) instead of provider names.
+/// nobody knows gets `strict`: the answers that lose nothing whichever provider it turns out to be.
+/// `package`, so that the tests ask the same facts (TestSupport's `TestProvider.quirks`) instead of
+/// provider names.
 package struct Quirks: Equatable, Sendable {
     /// SearchItems lists a locked collection's matches in its locked list, so a search that
     /// returns no path at all proves the item absent. Where false (KeePassXC hides a locked
