@@ -177,16 +177,19 @@ provider_lock() { # provider_lock [keyring|second]
 # But while a client's unlock dialog is pending (nobody can answer one here), 2.7.10 no longer
 # unlocks through openDatabase (2.7.4 does, in 0.1-0.3 s): then, like gnome-keyring's, the unlock
 # is a restart, which opens keyring.kdbx unlocked (and DB after it, when that is another).
+# openDatabase's answer is awaited as every harness call is (30 s): under load it took over 5 s,
+# and a shorter wait restarted a KeePassXC that was about to unlock, which a change watch then
+# saw stop and start. A database still locked 10 s after the answer is the pending-dialog case.
 provider_unlock() { # provider_unlock [keyring|second]
   local db=${1:-keyring} path
   path=$(kpx_collection "$db")
-  dbus-send --session --print-reply --reply-timeout=3000 --dest=$kpx_main_window /keepassxc \
+  dbus --dest=$kpx_main_window /keepassxc \
     org.keepassxc.KeePassXC.MainWindow.openDatabase "string:$(kpx_dir)/$db.kdbx" "string:$WITH_KEYRING_PASSWORD" string: \
     >/dev/null 2>&1 || true
-  for _ in $(seq 1 60); do
-    [ "$(kpx_locked "$path")" = false ] && { kpx_refocus_lived_in "$db"; return 0; }
-    sleep 0.05
-  done
+  if poll 10 kpx_is_locked "$path" false; then
+    kpx_refocus_lived_in "$db"
+    return 0
+  fi
   echo "keyring-ctl: KeePassXC did not unlock $db through openDatabase (a pending unlock dialog?): restarting it" >&2
   stop TERM
   provider_start
