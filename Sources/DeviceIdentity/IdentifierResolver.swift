@@ -228,7 +228,7 @@ public struct IdentifierResolver: Sendable {
             }
             try backup?.delete()
             backup?.removeQuarantinedFiles()
-            if reachedKeyring { try backup?.clearPendingReset() }
+            if reachedKeyring { try backup?.completePendingReset() }
             cache.clear()
         }
     }

@@ -285,4 +285,26 @@ struct DecisionTests {
         let unknown = BackupState.corrupt(reason: "garbage", quarantinedAs: nil, born: nil)
         #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: resetAfter), unknown))) == "fail corrupt")
     }
+
+    @Test("a completed reset the keyring lost: the value it voided is void again, and nothing newer")
+    func keyringLostReset() {
+        let resetAt = Date(timeIntervalSince1970: 1500)
+        let done = PendingReset(voidChecksum: BackupRecord.checksum("keyring-id"), time: resetAt)
+        func facts(_ keyring: Reading, pending: PendingReset? = nil) -> Decision.Facts {
+            var facts = Self.facts(keyring, .absent, pending: pending)
+            facts.completedReset = done
+            return facts
+        }
+        // The reset identifier, by its checksum or made before the reset.
+        #expect(Decision.keyringLostReset(facts(Self.value)) == done)
+        let older = Reading.value("other-id", created: Date(timeIntervalSince1970: 1400), origin: nil, twins: [])
+        #expect(Decision.keyringLostReset(facts(older)) == done)
+        // An identifier made after the reset, one of another client's with no time, none at all, or
+        // a reset already pending: nothing to make again.
+        #expect(Decision.keyringLostReset(facts(.value("new-id", created: Date(timeIntervalSince1970: 1600), origin: nil, twins: []))) == nil)
+        #expect(Decision.keyringLostReset(facts(.value("other-id", created: nil, origin: nil, twins: []))) == nil)
+        #expect(Decision.keyringLostReset(facts(Self.absent)) == nil)
+        #expect(Decision.keyringLostReset(facts(Self.value, pending: done)) == nil)
+        #expect(Decision.keyringLostReset(Self.facts(Self.value, .absent)) == nil, "no completed reset")
+    }
 }

@@ -41,6 +41,16 @@ enum Event: Hashable, CustomStringConvertible {
     /// Another client deletes the identity item.
     case removeItem
     case keyring(Condition)
+    /// The daemon acknowledged the last event's keyring changes and lost them in a restart.
+    case keyringLosesLastChange
+
+    /// Where the event happens: the sandbox's own calls there, everything else on the desktop.
+    var place: Place {
+        switch self {
+        case .get(let place), .read(let place), .reset(let place): place
+        default: .desktop
+        }
+    }
 
     var description: String {
         switch self {
@@ -55,6 +65,7 @@ enum Event: Hashable, CustomStringConvertible {
         case .restoreBackup: "backup restored"
         case .removeItem: "keyring item removed"
         case .keyring(let condition): "keyring \(condition)"
+        case .keyringLosesLastChange: "the keyring lost the last change"
         }
     }
 
@@ -67,7 +78,7 @@ enum Event: Hashable, CustomStringConvertible {
         [.get(.desktop), .get(.sandbox), .read(.desktop), .reset(.desktop), .reset(.sandbox)]
         + (1...resetSteps).map { .resetKilled(afterStep: $0) } + (1...getSteps).map { .getKilled(afterStep: $0) }
         + [.damageBackup, .replaceBackup, .removeBackup, .restoreBackup, .removeItem]
-        + [Condition.normal, .locked, .unreachable, .timedOut].map { .keyring($0) }
+        + [Condition.normal, .locked, .unreachable, .timedOut].map { .keyring($0) } + [.keyringLosesLastChange]
 }
 
 /// What the rule needs to remember of the events so far. A value: the search copies it per branch.
@@ -95,6 +106,13 @@ struct Ledger {
     var damaged: [UInt64: String?] = [:]
     /// The desktop's last intact backup file, for `restoreBackup`.
     var savedBackup: Data?
+    /// The keyring before the last event that changed it, and the resets that event completed,
+    /// with where each was made.
+    var keyringBeforeLastChange: MemoryKeyring.Snapshot?
+    var resetsCompletedByLastChange: [(index: Int, place: Place)] = []
+    /// Completed resets the keyring lost, with where each was made: only there can a get know of it,
+    /// until a get there succeeds and makes it again.
+    var lostResets: [(index: Int, place: Place)] = []
 
     /// No reset that `place` knows of came after the value first appeared: it may be the live identifier.
     func mayBeLive(_ value: String, at place: Place) -> Bool {
@@ -103,10 +121,13 @@ struct Ledger {
         return !known.contains { $0 > seen }
     }
 
-    /// A reset that completed came after the value first appeared: it must never be handed out again.
-    func isVoided(_ value: String) -> Bool {
+    /// A reset that completed came after the value first appeared: it must never be handed out again
+    /// at `place`. A reset the keyring lost voids it only where it was made.
+    func isVoided(_ value: String, at place: Place) -> Bool {
         guard let seen = firstSeen[value] else { return false }
-        return completedResets.contains { $0 > seen }
+        return completedResets.contains { index in
+            index > seen && !lostResets.contains { $0.index == index && $0.place != place }
+        }
     }
 }
 
@@ -151,6 +172,8 @@ final class EventOrderCheck {
         switch result {
         case .success(let resolution):
             check(resolution, at: place)
+            // This environment's completed resets are back in the keyring (made again if it lost them).
+            ledger.lostResets.removeAll { $0.place == place }
             return nil
         case .failure(let error):
             check(error, at: place)
@@ -184,7 +207,7 @@ final class EventOrderCheck {
         // While the keyring cannot be asked, the backup serves, degraded: it cannot know of a reset
         // made elsewhere until the keyring answers (DocC "The identifier's rules").
         let servedWithoutKeyring = resolution.provenance == .backup && resolution.isDegraded
-        if ledger.isVoided(value) && !servedWithoutKeyring {
+        if ledger.isVoided(value, at: place) && !servedWithoutKeyring {
             violation("get(\(place)) handed out an identifier a completed reset voided")
         }
         // The rule's one documented exception: where no keyring ever served this environment, a new
@@ -294,6 +317,16 @@ final class EventOrderCheck {
     @discardableResult
     func apply(_ event: Event) -> Bool {
         ledger.events.append(event)
+        let keyringBefore = world.memory.snapshot()
+        let keyringSignatureBefore = world.keyringSignature
+        let completedBefore = ledger.completedResets
+        defer {
+            if case .keyringLosesLastChange = event {} else if world.keyringSignature != keyringSignatureBefore {
+                ledger.keyringBeforeLastChange = keyringBefore
+                let place = event.place
+                ledger.resetsCompletedByLastChange = ledger.completedResets.filter { !completedBefore.contains($0) }.map { ($0, place) }
+            }
+        }
         switch event {
         case .get(let place):
             if let error = get(place) { followRemedies(from: error, at: place) }
@@ -362,6 +395,12 @@ final class EventOrderCheck {
         case .keyring(let condition):
             guard condition != world.condition else { return false }
             world.setCondition(condition)
+        case .keyringLosesLastChange:
+            guard let before = ledger.keyringBeforeLastChange else { return false }
+            world.memory.restore(before)
+            ledger.keyringBeforeLastChange = nil
+            ledger.lostResets += ledger.resetsCompletedByLastChange
+            ledger.resetsCompletedByLastChange = []
         }
         noteStores()
         return true

@@ -100,6 +100,12 @@ final class World {
             .compactMap { memory.secret(of: $0).map { String(decoding: $0.secret, as: UTF8.self) } }
     }
 
+    /// Every item with its secret: what a lost change would put back.
+    var keyringSignature: String {
+        memory.items.map { "\($0.objectPath) \(memory.secret(of: $0).map { String(decoding: $0.secret, as: UTF8.self) } ?? "")" }
+            .joined(separator: "\n")
+    }
+
     var identityItems: [KeyringItem] {
         memory.items.filter { $0.attributes["identity-scope"] == scope.kind && $0.attributes["identity-name"] == scope.name }
     }

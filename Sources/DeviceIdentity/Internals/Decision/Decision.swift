@@ -62,6 +62,8 @@ enum Decision {
         var backupPath: String
         var scope: IdentifierScope
         var now: Date
+        /// The last reset this environment completed (`BackupFile.completedReset`).
+        var completedReset: PendingReset? = nil
     }
 
     /// A write that brings the stores back in line.
@@ -121,6 +123,17 @@ enum Decision {
     /// Byte equality: Swift's `==` treats NFC and NFD as equal, but the stores must hold the same bytes.
     static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.elementsEqual(rhs.utf8)
+    }
+
+    /// A reset this environment completed that the keyring no longer has: the keyring shows an
+    /// identifier that reset voided. The daemon acknowledged the reset and lost it (it restarted
+    /// from an older file), so the reset is made again, as a pending one, before anything is served.
+    /// Only this environment can tell; another one sees the identifier as live until then.
+    static func keyringLostReset(_ facts: Facts) -> PendingReset? {
+        guard facts.pendingReset == nil, let done = facts.completedReset,
+            case .value(let value, let created, _, _) = facts.keyring, done.voids(value: value, created: created)
+        else { return nil }
+        return done
     }
 
     static func decide(_ facts: Facts) -> Plan {

@@ -97,6 +97,9 @@ extension IdentifierResolver {
         guard let bytes = try? budget.call({ keyring throws(KeyringError) in try keyring.soleSecret(scope.keyringAttributes) }) ?? nil,
             case .success(let value) = IdentifierText.normalize(bytes), Decision.sameBytes(value, record.identifier)
         else { return nil }
+        // An identifier this environment reset, back in both stores (a keyring that lost the reset,
+        // a backup put back from an old copy): the full reading decides.
+        if let done = backup?.completedReset(), done.voids(value: value, created: record.created) { return nil }
         noteKeyringServed()
         return (value, record)
     }
@@ -180,7 +183,7 @@ extension IdentifierResolver {
         return Decision.Facts(
             keyring: keyringNow, backup: backupNow, quarantinedBackups: quarantined,
             pendingReset: backup?.pendingReset(), hasBackup: backup != nil, backupPath: backup?.path ?? "", scope: scope,
-            now: Date())
+            now: Date(), completedReset: backup?.completedReset())
     }
 
 }

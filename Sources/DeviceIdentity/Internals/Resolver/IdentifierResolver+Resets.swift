@@ -41,7 +41,7 @@ extension IdentifierResolver {
         if case .present(let record) = backup.read(quarantine: false), record.checksum == pending.voidChecksum {
             try? backup.delete()
         }
-        if (try? backup.clearPendingReset()) != nil {
+        if (try? backup.completePendingReset()) != nil {
             notes.repairs.append("a pending reset removed the keyring's old identifier")
             // As reset() does; a copy quarantined after the reset may hold a newer identifier, so it stays.
             backup.removeQuarantinedFiles(writtenBefore: pending.time)

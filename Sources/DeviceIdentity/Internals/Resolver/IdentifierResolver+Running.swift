@@ -16,7 +16,7 @@ extension IdentifierResolver {
     /// there. Repairs and creation happen under the lock, after reading every store again.
     func run(_ mode: Mode) throws(IdentityError) -> MigrationReport {
         let budget = Budget(timeout: keyring?.timeout ?? .seconds(25), keyring: keyring)
-        let pending = backup?.hasPendingReset ?? false
+        var pending = backup?.hasPendingReset ?? false
         if !pending, let (value, record) = readAgreeingStores(budget) {
             return existing(
                 Resolution(
@@ -25,14 +25,25 @@ extension IdentifierResolver {
         }
         // A pending reset is applied under the lock before anything is served for writing.
         if !pending || !mode.writes {
-            let plan = Decision.decide(gatherFacts(budget, quarantine: false))
-            switch plan {
-            case .fail(let error): throw error
-            case .serve(let served) where served.repairs.isEmpty || !mode.writes:
-                return existing(resolution(served, dryRun: !mode.writes, needsRepair: !served.repairs.isEmpty), mode)
-            case .create(let creation) where !mode.writes:
-                return try create(creation, mode: mode, budget: budget)
-            default: break
+            var facts = gatherFacts(budget, quarantine: false)
+            // A completed reset the keyring lost is pending again: made again under the lock, or,
+            // for a dry run, counted as made.
+            if let lost = Decision.keyringLostReset(facts), let time = lost.time {
+                facts.pendingReset = lost
+                if mode.writes, let backup {
+                    try backup.markPendingReset(voidChecksum: lost.voidChecksum, at: time)
+                    pending = true
+                }
+            }
+            if !pending || !mode.writes {
+                switch Decision.decide(facts) {
+                case .fail(let error): throw error
+                case .serve(let served) where served.repairs.isEmpty || !mode.writes:
+                    return existing(resolution(served, dryRun: !mode.writes, needsRepair: !served.repairs.isEmpty), mode)
+                case .create(let creation) where !mode.writes:
+                    return try create(creation, mode: mode, budget: budget)
+                default: break
+                }
             }
         }
         let isCancelled = { budget.isCancelled }

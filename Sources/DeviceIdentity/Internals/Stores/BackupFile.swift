@@ -281,26 +281,42 @@ struct BackupFile: Sendable {
     }
 
     /// The reset recorded by `markPendingReset`, or nil when none is pending.
-    func pendingReset() -> PendingReset? {
-        guard case .success(let contents) = FileReading.contents(of: pendingResetPath, limit: 4096), let data = contents else {
-            return hasPendingReset ? PendingReset(voidChecksum: nil, time: markerModified()) : nil
+    func pendingReset() -> PendingReset? { resetMarker(at: pendingResetPath) }
+
+    /// The last reset this environment completed (its pending marker, kept once the keyring had
+    /// it): a keyring that later shows the identifier it voided lost the reset (a daemon that
+    /// acknowledged it and restarted from an older file), and the reset is made again.
+    var completedResetPath: String { path + ".reset-done" }
+
+    /// The reset `completePendingReset` kept, or nil when this environment completed none.
+    func completedReset() -> PendingReset? { resetMarker(at: completedResetPath) }
+
+    /// The reset marker at `path`, or nil when there is none.
+    private func resetMarker(at path: String) -> PendingReset? {
+        guard case .success(let contents) = FileReading.contents(of: path, limit: 4096), let data = contents else {
+            return access(path, F_OK) == 0 ? PendingReset(voidChecksum: nil, time: FileTimes.modified(path)) : nil
         }
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         let checksum = lines.first.map(String.init).flatMap { $0.isEmpty ? nil : $0 }
         let time = lines.count > 1 ? Double(lines[1]).map { Date(timeIntervalSince1970: $0) } : nil
         // A marker without its time (cut short by an older version, or damaged): the reset happened
         // no later than the file was last written, so identifiers made after that stay.
-        return PendingReset(voidChecksum: checksum, time: time ?? markerModified())
+        return PendingReset(voidChecksum: checksum, time: time ?? FileTimes.modified(path))
     }
 
-    /// The pending-reset marker's modification time.
-    private func markerModified() -> Date? {
-        FileTimes.modified(pendingResetPath)
-    }
-
+    /// Takes back a pending reset that did not happen.
     func clearPendingReset() throws(IdentityError) {
         if unlink(pendingResetPath) == 0 {
             durableStep?("clear pending reset")
+        } else if errno != ENOENT {
+            throw unwritable(Errno.text(errno))
+        }
+    }
+
+    /// The pending reset reached the keyring: its marker becomes the completed reset, in one rename.
+    func completePendingReset() throws(IdentityError) {
+        if rename(pendingResetPath, completedResetPath) == 0 {
+            durableStep?("complete pending reset")
         } else if errno != ENOENT {
             throw unwritable(Errno.text(errno))
         }
