@@ -402,15 +402,15 @@ public struct Keyring: Sendable {
         if usesLocalCollection { return try localDelete(item: item) }
         try BusCall.requireObjectPath(item.objectPath, naming: "the item's path")
         return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
+            // KWallet renumbers its items on a restart: never delete another item at its old path.
+            guard let path = try call.currentPath(of: item) else { return }
             do throws(KeyringError) {
-                // KWallet renumbers its items on a restart: never delete another item at its old path.
-                guard let path = try call.currentPath(of: item) else { return }
                 try call.deleteItem(at: path)
             } catch {
                 // Only an item that is really gone makes a failed delete a success; one a locked
                 // collection may hide (KeePassXC) is not known to be gone.
-                if try call.properties(at: item.objectPath, isLocked: false) != nil { throw error }
-                if try call.itemCouldBeHidden(at: item.objectPath) { throw .locked(itemExists: false) }
+                if try call.properties(at: path, isLocked: false) != nil { throw error }
+                if try call.itemCouldBeHidden(at: path) { throw .locked(itemExists: false) }
             }
         }
     }

@@ -286,7 +286,7 @@ struct DecisionTests {
         #expect(Self.shape(Decision.decide(Self.facts(.absent(reset: resetAfter), unknown))) == "fail corrupt")
     }
 
-    @Test("a completed reset the keyring lost: the value it voided is void again, and nothing newer")
+    @Test("a completed reset the keyring lost: made again only when its reset record is gone too")
     func keyringLostReset() {
         let resetAt = Date(timeIntervalSince1970: 1500)
         let done = PendingReset(voidChecksum: BackupRecord.checksum("keyring-id"), time: resetAt)
@@ -295,16 +295,28 @@ struct DecisionTests {
             facts.completedReset = done
             return facts
         }
-        // The reset identifier, by its checksum or made before the reset.
-        #expect(Decision.keyringLostReset(facts(Self.value)) == done)
+        // Candidates: the reset identifier, by its checksum or made before the reset.
+        #expect(Decision.possiblyLostReset(facts(Self.value)) == done)
         let older = Reading.value("other-id", created: Date(timeIntervalSince1970: 1400), origin: nil, twins: [])
-        #expect(Decision.keyringLostReset(facts(older)) == done)
-        // An identifier made after the reset, one of another client's with no time, none at all, or
-        // a reset already pending: nothing to make again.
-        #expect(Decision.keyringLostReset(facts(.value("new-id", created: Date(timeIntervalSince1970: 1600), origin: nil, twins: []))) == nil)
-        #expect(Decision.keyringLostReset(facts(.value("other-id", created: nil, origin: nil, twins: []))) == nil)
-        #expect(Decision.keyringLostReset(facts(Self.absent)) == nil)
-        #expect(Decision.keyringLostReset(facts(Self.value, pending: done)) == nil)
-        #expect(Decision.keyringLostReset(Self.facts(Self.value, .absent)) == nil, "no completed reset")
+        #expect(Decision.possiblyLostReset(facts(older)) == done)
+        // Not candidates: an identifier made after the reset, another client's with no time, none
+        // at all, a reset already pending, no completed reset, or one without a time.
+        #expect(Decision.possiblyLostReset(facts(.value("new-id", created: Date(timeIntervalSince1970: 1600), origin: nil, twins: []))) == nil)
+        #expect(Decision.possiblyLostReset(facts(.value("other-id", created: nil, origin: nil, twins: []))) == nil)
+        #expect(Decision.possiblyLostReset(facts(Self.absent)) == nil)
+        #expect(Decision.possiblyLostReset(facts(Self.value, pending: done)) == nil)
+        #expect(Decision.possiblyLostReset(Self.facts(Self.value, .absent)) == nil, "no completed reset")
+        var untimed = facts(Self.value)
+        untimed.completedReset = PendingReset(voidChecksum: done.voidChecksum, time: nil)
+        #expect(Decision.possiblyLostReset(untimed) == nil)
+
+        // Lost only when the keyring's reset record lost it too: neither its checksum nor its time or a later one.
+        #expect(Decision.keyringLostReset(done, record: ResetRecord()))
+        #expect(Decision.keyringLostReset(done, record: ResetRecord(checksums: ["other"], time: Date(timeIntervalSince1970: 1000))))
+        // The record has it: the same value made again after the reset (a deterministic policy, a
+        // migration) or a clock set back since; it is served, never reset on every call.
+        #expect(!Decision.keyringLostReset(done, record: ResetRecord(checksums: [done.voidChecksum!], time: nil)))
+        #expect(!Decision.keyringLostReset(done, record: ResetRecord(checksums: [], time: resetAt)))
+        #expect(!Decision.keyringLostReset(done, record: ResetRecord(checksums: [], time: Date(timeIntervalSince1970: 1700))))
     }
 }

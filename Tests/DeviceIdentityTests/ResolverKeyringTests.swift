@@ -30,6 +30,26 @@ struct ResolverKeyringTests {
         #expect(!second.isDryRun && !first.isDryRun)
     }
 
+    /// The environment keeps its completed reset, to make it again if the keyring loses it. A
+    /// deterministic policy makes the same identifier again after a reset: that one is newer than
+    /// the reset, and is served, never reset again on every call.
+    @Test("after a reset, a deterministic policy's same identifier is served from the keyring, with no repair, call after call")
+    func deterministicValueAfterReset() throws {
+        try requireTestKeyring()
+        let fixture = try Fixture()
+        let policy = GenerationPolicy.appSpecificMachineID(appKey: "5e3a9d0c1b7f4e2a8c6d0f1e2a3b4c5d")
+        let first = try fixture.resolver(policy: policy).resolve()
+        try fixture.resolver(policy: policy).reset()
+        let again = try fixture.resolver(policy: policy).resolve()
+        #expect(again.value == first.value, "the same machine and app key give the same identifier")
+        for _ in 0..<3 {
+            let next = try fixture.resolver(policy: policy).resolve()
+            #expect(next.value == first.value)
+            #expect(next.provenance == .keyring && next.repairs.isEmpty && next.conflicts.isEmpty, "\(next)")
+        }
+        try fixture.resolver(policy: policy).reset()
+    }
+
     @Test("the backup file is 0600 in a 0700 directory")
     func backupPermissions() throws {
         try requireTestKeyring()

@@ -125,15 +125,26 @@ enum Decision {
         lhs.utf8.elementsEqual(rhs.utf8)
     }
 
-    /// A reset this environment completed that the keyring no longer has: the keyring shows an
-    /// identifier that reset voided. The daemon acknowledged the reset and lost it (it restarted
-    /// from an older file), so the reset is made again, as a pending one, before anything is served.
-    /// Only this environment can tell; another one sees the identifier as live until then.
-    static func keyringLostReset(_ facts: Facts) -> PendingReset? {
-        guard facts.pendingReset == nil, let done = facts.completedReset,
+    /// The completed reset the keyring may have lost, before its reset record is read: the keyring
+    /// shows an identifier that reset voided. Only this environment can tell; another one sees the
+    /// identifier as live until then.
+    static func possiblyLostReset(_ facts: Facts) -> PendingReset? {
+        guard facts.pendingReset == nil, let done = facts.completedReset, done.time != nil,
             case .value(let value, let created, _, _) = facts.keyring, done.voids(value: value, created: created)
         else { return nil }
         return done
+    }
+
+    /// A reset this environment completed that the keyring lost: a daemon that acknowledged it and
+    /// restarted from an older file lost its reset record with it, so `record` has neither the
+    /// reset's time (or a later one) nor the checksum it voided. Then the reset is made again, as a
+    /// pending one, before anything is served. While the record has it, the keyring's value is
+    /// newer than the reset (the same identifier made again by a deterministic policy or a
+    /// migration, or a clock set back), and it is served.
+    static func keyringLostReset(_ done: PendingReset, record: ResetRecord) -> Bool {
+        if let checksum = done.voidChecksum, record.checksums.contains(checksum) { return false }
+        guard let time = done.time else { return false }
+        return record.time.map { $0 < time } ?? true
     }
 
     static func decide(_ facts: Facts) -> Plan {

@@ -97,9 +97,10 @@ extension IdentifierResolver {
         guard let bytes = try? budget.call({ keyring throws(KeyringError) in try keyring.soleSecret(scope.keyringAttributes) }) ?? nil,
             case .success(let value) = IdentifierText.normalize(bytes), Decision.sameBytes(value, record.identifier)
         else { return nil }
-        // An identifier this environment reset, back in both stores (a keyring that lost the reset,
-        // a backup put back from an old copy): the full reading decides.
-        if let done = backup?.completedReset(), done.voids(value: value, created: record.created) { return nil }
+        // An identifier made before this environment's last reset, back in both stores (a keyring
+        // that lost the reset, a backup put back from an old copy): the full reading decides. By
+        // time alone: the same value made again after the reset (a deterministic policy) is served here.
+        if let time = backup?.completedReset()?.time, record.created < time { return nil }
         noteKeyringServed()
         return (value, record)
     }

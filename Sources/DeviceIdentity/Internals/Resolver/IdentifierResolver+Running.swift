@@ -16,7 +16,8 @@ extension IdentifierResolver {
     /// there. Repairs and creation happen under the lock, after reading every store again.
     func run(_ mode: Mode) throws(IdentityError) -> MigrationReport {
         let budget = Budget(timeout: keyring?.timeout ?? .seconds(25), keyring: keyring)
-        var pending = backup?.hasPendingReset ?? false
+        let pending = backup?.hasPendingReset ?? false
+        var lostReset = false
         if !pending, let (value, record) = readAgreeingStores(budget) {
             return existing(
                 Resolution(
@@ -26,16 +27,13 @@ extension IdentifierResolver {
         // A pending reset is applied under the lock before anything is served for writing.
         if !pending || !mode.writes {
             var facts = gatherFacts(budget, quarantine: false)
-            // A completed reset the keyring lost is pending again: made again under the lock, or,
-            // for a dry run, counted as made.
-            if let lost = Decision.keyringLostReset(facts), let time = lost.time {
+            // A completed reset the keyring lost is made again under the lock, or, for a dry run,
+            // counted as made.
+            if let lost = lostCompletedReset(facts, budget) {
                 facts.pendingReset = lost
-                if mode.writes, let backup {
-                    try backup.markPendingReset(voidChecksum: lost.voidChecksum, at: time)
-                    pending = true
-                }
+                lostReset = true
             }
-            if !pending || !mode.writes {
+            if !lostReset || !mode.writes {
                 switch Decision.decide(facts) {
                 case .fail(let error): throw error
                 case .serve(let served) where served.repairs.isEmpty || !mode.writes:
@@ -49,6 +47,12 @@ extension IdentifierResolver {
         let isCancelled = { budget.isCancelled }
         return try lock.withLock(until: budget.deadline, timeout: budget.seconds, isCancelled: isCancelled) {
             () throws(IdentityError) -> MigrationReport in
+            // Asked again under the lock, which resets take too: a reset made meanwhile stands.
+            if lostReset, !(backup?.hasPendingReset ?? true), let backup,
+                let lost = lostCompletedReset(gatherFacts(budget, quarantine: false), budget), let time = lost.time
+            {
+                try backup.markPendingReset(voidChecksum: lost.voidChecksum, at: time)
+            }
             var repairs = applyPendingReset(budget)
             // A second pass only when a reset overtook the first one's restore.
             for _ in 0..<2 {
@@ -64,6 +68,16 @@ extension IdentifierResolver {
             throw .keyring(
                 .serviceFailure(domain: "keyring-identity", code: 2, message: "the identifier was reset twice while being restored; retry"))
         }
+    }
+
+    /// The completed reset the keyring lost (`Decision.keyringLostReset`), asked of its reset
+    /// record only when the keyring shows a value that reset voided; nil when the record cannot be
+    /// read (the keyring's trouble then decides).
+    func lostCompletedReset(_ facts: Decision.Facts, _ budget: Budget) -> PendingReset? {
+        guard let done = Decision.possiblyLostReset(facts), case .success(let record) = readTombstone(budget),
+            Decision.keyringLostReset(done, record: record)
+        else { return nil }
+        return done
     }
 
     struct Notes {

@@ -79,13 +79,14 @@ extension ServiceCall {
     /// The path where `item`, from an earlier search, is now; nil when it is gone. Where the
     /// provider renumbers its items on a start (KWallet), the item at the old path must still have
     /// the same attributes and creation time, whether it was found locked or not, else it is looked
-    /// up again by those. Only an item whose attributes could not be read (gnome-keyring's hashed
-    /// ones) keeps its path unchecked: nothing else names it.
+    /// up again by those. Only an item whose attributes could not be read (none, or a locked item's
+    /// hashed ones on gnome-keyring) keeps its path unchecked: nothing else names it.
     /// - Throws: `.invalidArgument` for a path that is no D-Bus object path (another backend's
     ///   item); `.serviceFailure` when several items now match it and none is at the old path.
     func currentPath(of item: KeyringItem) throws(KeyringError) -> String? {
         try BusCall.requireObjectPath(item.objectPath, naming: "the item's path")
-        guard provider().quirks.renumbersItems, !ProviderAttributes.areUnreadable(item.attributes) else { return item.objectPath }
+        let unreadable = item.attributes.isEmpty || (item.isLocked && ProviderAttributes.areUnreadable(item.attributes))
+        guard provider().quirks.renumbersItems, !unreadable else { return item.objectPath }
         // A creation time one listing lacks (a locked item's, say) cannot tell items apart, nor differ.
         func isSame(_ other: KeyringItem) -> Bool {
             other.attributes == item.attributes && (other.created == nil || item.created == nil || other.created == item.created)
