@@ -30,9 +30,13 @@ provider_start() {
   prompter=$(prompter_name)
   # Set only with a mock running: gnome-keyring takes even an empty value as a prompter's name.
   # No trailing newline: it would become part of the password.
+  # In the foreground, in a session of its own, so that its messages stay in the root's
+  # gnome-keyring.log (daemonized it sends them to /dev/null and syslog): a daemon that aborts
+  # says why there, and keyring-ctl run prints it when the command fails.
   printf %s "${WITH_KEYRING_PASSWORD:?run under scripts/with-keyring}" |
     env ${prompter:+GNOME_KEYRING_TEST_PROMPTER=$prompter} \
-      gnome-keyring-daemon --daemonize --unlock --components=secrets >/dev/null
+      setsid gnome-keyring-daemon --foreground --unlock --components=secrets \
+      >>"${WITH_KEYRING_ROOT:?}/gnome-keyring.log" 2>&1 &
   wait_for yes
   # Under SECRET_BACKEND=file the lived-in keyring is the keyring file (lived-in.py fill-file).
   [ "${KEYRING_LIVED_IN:-0}" = 1 ] && [ "${SECRET_BACKEND:-}" != file ] || return 0
