@@ -19,10 +19,10 @@ struct FirstRunLockTests {
     func nestedFirstRunDoesNotBlock() throws {
         try requireTestKeyring()
         let fixture = try Fixture()
-        let inner = try fixture.resolver(keyring: Keyring(timeout: .seconds(3)))
+        let inner = try fixture.resolver(keyring: Keyring(timeout: .seconds(25)))
         let outer = try fixture.resolver(
-            policy: .custom(name: "inner resolver") { try inner.identifier() }, keyring: Keyring(timeout: .seconds(3)))
-        // Blocked on its own lock, the inner run would throw .timedOut after 3 s, and so would this.
+            policy: .custom(name: "inner resolver") { try inner.identifier() }, keyring: Keyring(timeout: .seconds(25)))
+        // Blocked on its own lock, the inner run would throw .timedOut after 25 s, and so would this.
         let value = try outer.identifier()
         #expect(isUUIDv4(value))
         #expect(try inner.identifier() == value)
@@ -33,13 +33,14 @@ struct FirstRunLockTests {
     func otherThreadsStillExclude() throws {
         try requireTestKeyring()
         let fixture = try Fixture()
-        let inside = DispatchSemaphore(value: 0)
+        let inside = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        // The first run holds the lock until the other has given up: an order, not a time.
         let slow = try fixture.resolver(
             policy: .custom(name: "slow") {
                 inside.signal()
-                usleep(2_500_000)
+                release.wait()
                 return UUID().uuidString.lowercased()
-            }, keyring: Keyring(timeout: .seconds(10)))
+            }, keyring: Keyring(timeout: .seconds(120)))
         let first = Guarded<Result<String, IdentityError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
@@ -48,8 +49,10 @@ struct FirstRunLockTests {
             done.signal()
         }
         inside.wait()
-        let other = try fixture.resolver(keyring: Keyring(timeout: .milliseconds(800)))
-        #expect(identityError { try other.identifier() } == .lockTimedOut(seconds: 0.8))
+        // Long enough for its own keyring read on a loaded machine; the lock is what it waits for.
+        let other = try fixture.resolver(keyring: Keyring(timeout: .seconds(10)))
+        #expect(identityError { try other.identifier() } == .lockTimedOut(seconds: 10))
+        release.signal()
         done.wait()
         let value = try #require(try first.withLock { $0 }?.get())
         #expect(try fixture.resolver().identifier() == value)

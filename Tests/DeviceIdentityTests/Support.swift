@@ -29,7 +29,7 @@ struct Fixture {
 
     func resolver(
         scope: IdentifierScope? = nil, policy: GenerationPolicy = .randomUUID, migrations: [MigrationSource] = [],
-        keyring: Keyring? = Keyring(timeout: .seconds(5)), backup: Bool = true
+        keyring: Keyring? = Keyring(timeout: .seconds(25)), backup: Bool = true
     ) throws -> IdentifierResolver {
         try IdentifierResolver(
             scope: scope ?? .app(appID), policy: policy, migrations: migrations, keyring: keyring,

@@ -187,7 +187,9 @@ struct ChangeNotificationTests {
         try #require(await log.first(.serviceStopped, from: 0, since: since, within: .seconds(40)) != nil, "no stop: \(log.kinds)")
         #expect(BusProbe.hasOwner(BusProbe.secretServiceName) == false, "the watch had the bus start the daemon: \(log.kinds)")
         let mark = log.count
-        try keyringCtl("start")
+        // A daemon that crashed at start-up and was started again (KeePassXC's, now and then) shows
+        // as a start and a stop more: the harness says so, and only those are allowed.
+        let retries = try keyringCtl("start").split(separator: "\n").filter { $0 == "started again after a crash" }.count
         #expect(await log.first(.serviceStarted, from: mark, since: since, within: .seconds(40)) != nil, "no start: \(log.kinds)")
         try await store.setObject("after", forKey: .valueData)
         #expect(await log.first(.changed, from: mark, since: since, within: .seconds(40)) != nil, "no change after the start: \(log.kinds)")
@@ -195,7 +197,9 @@ struct ChangeNotificationTests {
         // name is taken: its locked view of the item (hashed attributes) is not a change.
         let items = log.kinds.filter { ![.locked, .unlocked, .serviceStopped, .serviceStarted].contains($0) }
         #expect(items == [.changed], "one change after the start: \(log.kinds)")
-        #expect(log.kinds.filter { $0 == .serviceStarted }.count == 1, "one daemon started: \(log.kinds)")
+        let service = log.kinds.dropFirst(mark)
+        let starts = service.filter { $0 == .serviceStarted }.count, stops = service.filter { $0 == .serviceStopped }.count
+        #expect(starts - stops == 1 && starts <= 1 + retries, "one daemon started (\(retries) started again): \(log.kinds)")
     }
 
     @Test(

@@ -36,7 +36,7 @@ struct CreationLockReleaseTests {
         let id = uniqueID("lock-release")
         let attributes = ["service": id]
         let name = try Self.lockName(service: id)
-        let keyring = Keyring(timeout: .seconds(10))
+        let keyring = Keyring(timeout: .seconds(60))
         _ = try keyring.search(attributes)   // connected, session open
 
         let paused = try PausedDaemon()
@@ -62,7 +62,7 @@ struct CreationLockReleaseTests {
         let id = uniqueID("lock-timeout")
         let attributes = ["service": id]
         let name = try Self.lockName(service: id)
-        let patient = Keyring(timeout: .seconds(10))
+        let patient = Keyring(timeout: .seconds(60))
         _ = try patient.search(attributes)   // connected, session open: the next call's first message is RequestName
         let paused = try PausedDaemon(.bus)
         defer { paused.resume() }
