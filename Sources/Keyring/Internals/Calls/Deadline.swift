@@ -71,8 +71,9 @@ package struct CallDeadline: Sendable {
     package func poll<E: Error>(isCancelled: () -> Bool, _ attempt: () throws(E) -> Bool) throws(E) -> PollOutcome {
         var pause: Duration = .milliseconds(1)
         while try !attempt() {
-            if isCancelled() { return .cancelled }
+            // The deadline first: its alarm cancels too.
             if hasPassed { return .timedOut }
+            if isCancelled() { return .cancelled }
             sleep(upTo: pause)
             pause = min(pause * 2, .milliseconds(20))
         }
@@ -120,7 +121,9 @@ enum Deadline {
             defer { DeadlineAlarms.shared.remove(alarm) }
             do throws(KeyringError) {
                 return try body(cancellation)
-            } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) {
+            } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) || deadline.hasPassed {
+                // Past the deadline a cancellation is its timeout, whoever cancelled: a nested call
+                // sharing this cancellable has its own alarm at the same instant, which may fire first.
                 throw deadline.timedOut
             } catch .timedOut {
                 throw deadline.timedOut
