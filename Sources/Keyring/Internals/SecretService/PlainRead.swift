@@ -8,8 +8,16 @@ import Foundation
 #endif
 
 /// The fast read of values that are not secrets (identifiers): raw D-Bus calls on the session bus
-/// through a `plain` Secret Service session, pipelined into two round trips (OpenSession with
-/// SearchItems, then GetSecrets, with each item's properties when asked for).
+/// through a `plain` Secret Service session: SearchItems, then (once per connection) OpenSession,
+/// then GetSecrets with each item's properties when asked for, in flight together.
+///
+/// A connection's first call to the service goes alone, and OpenSession only after its reply:
+/// gnome-keyring (42 to 50 at least) registers a new client in an idle callback that the client's
+/// first calls can outrun when they reach a busy daemon together. SearchItems then fails (GLib
+/// criticals, an error reply); OpenSession aborts the daemon (`GLib-ERROR`: g_variant_new was
+/// handed NULL), and every app loses its keyring. A call sent after a reply comes after that
+/// registration. libsecret's own first call (the service's properties) is as harmless, and it too
+/// waits for the reply before OpenSession.
 ///
 /// libsecret's own first call sets up a service proxy (name-owner lookups, activation check,
 /// the service's properties) and a Diffie-Hellman session, most of a fresh process's first read.
@@ -73,37 +81,38 @@ enum PlainRead {
         let address = UInt(bitPattern: Int(bitPattern: connection))
         let known = held.withLock { $0.connection == address ? $0.session : nil }
 
-        // Round trip 1: SearchItems, and OpenSession unless this connection has one.
+        // Round trip 1: SearchItems alone (see the type's comment).
         let table = kr_string_table_new()
         defer { g_hash_table_unref(table) }
         for (name, value) in attributes { kr_string_table_insert(table, name, value) }
-        let first = try Calls(
-            methods: [serviceInterface + ".SearchItems"] + (known == nil ? [serviceInterface + ".OpenSession"] : []), deadline: deadline
-        ) {
-            calls, milliseconds in
+        let search = try Calls(methods: [serviceInterface + ".SearchItems"], deadline: deadline) { calls, milliseconds in
             kr_call_start(
                 connection, service, BusCall.servicePath, serviceInterface, "SearchItems", kr_variant_attributes_tuple(table), "(aoao)",
                 milliseconds, cancellation.pointer, calls)
-            if known == nil {
-                kr_call_start(
-                    connection, service, BusCall.servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), "(vo)",
-                    milliseconds,
-                    cancellation.pointer, calls + 1)
-            }
         }
-        if known == nil, let reply = first.reply(1), let path = kr_open_session_path(reply) {
-            let session = String(cString: path)
-            g_free(path)
-            held.withLock { if $0.connection == address { $0.session = session } }
-        }
-        guard let searchReply = first.reply(0) else { return nil }
+        guard let searchReply = search.reply(0) else { return nil }
         guard let (paths, lockedPaths) = ServiceCall.searchPaths(fromReply: searchReply) else {
             throw BusCall.wrongShape("org.freedesktop.Secret.Service.SearchItems")
         }
         guard !paths.isEmpty, lockedPaths.isEmpty else { return nil }
-        guard let session = known ?? held.withLock({ $0.connection == address ? $0.session : nil }) else { return nil }
 
-        // Round trip 2: every secret in one GetSecrets, and each item's properties, all in flight at once.
+        // Round trip 2, once per connection: OpenSession, after the service has answered this connection.
+        let session: String
+        if let known {
+            session = known
+        } else {
+            let open = try Calls(methods: [serviceInterface + ".OpenSession"], deadline: deadline) { calls, milliseconds in
+                kr_call_start(
+                    connection, service, BusCall.servicePath, serviceInterface, "OpenSession", kr_open_plain_session_tuple(), "(vo)",
+                    milliseconds, cancellation.pointer, calls)
+            }
+            guard let reply = open.reply(0), let path = kr_open_session_path(reply) else { return nil }
+            session = String(cString: path)
+            g_free(path)
+            held.withLock { if $0.connection == address { $0.session = session } }
+        }
+
+        // Then every secret in one GetSecrets, and each item's properties, all in flight at once.
         let getAll = paths.map { "Properties.GetAll(\($0))" }
         let second = try Calls(methods: [serviceInterface + ".GetSecrets"] + (withProperties ? getAll : []), deadline: deadline) {
             calls, milliseconds in
