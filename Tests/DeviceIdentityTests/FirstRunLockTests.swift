@@ -33,7 +33,8 @@ struct FirstRunLockTests {
     func otherThreadsStillExclude() throws {
         try requireTestKeyring()
         let fixture = try Fixture()
-        let inside = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         // The first run holds the lock until the other has given up: an order, not a time.
         let slow = try fixture.resolver(
             policy: .custom(name: "slow") {

@@ -207,24 +207,9 @@ struct EnvironmentFaults {
         let pid = try #require(try Fault.daemonPID(), "daemon pid")
         let daemonName = try #require(try Self.busDriver("GetNameOwner", "org.freedesktop.secrets"), "the daemon's unique name")
 
-        // A bus monitor sees every message the bus hands to the Secret Service, with its sender.
-        let log = box.root.appendingPathComponent("monitor.log").path
-        let monitor = try Child("/bin/sh", ["-c", "exec dbus-monitor --session --profile \"$0\" >\"$1\" 2>&1",
-                                            "destination=org.freedesktop.secrets", log].map { Array($0.utf8) },
-                                environment: ProcessInfo.processInfo.environment)
-        defer {
-            kill(monitor.pid, SIGTERM)
-            _ = try? monitor.wait()
-        }
-        func logLines() -> [[Substring]] {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false) }
-        }
-        // A monitor gets NameLost for its own name once BecomeMonitor took effect.
-        while !logLines().contains(where: { $0.last == "NameLost" }) {
-            try #require(Self.isRunning(monitor.pid), "dbus-monitor stopped: \(logLines())")
-            usleep(10_000)
-        }
+        // A bus monitor sees every message the bus routes, with its sender.
+        let monitor = try BusMonitor()
+        defer { monitor.stop() }
 
         _ = try PausedDaemon()   // never resumed: killed below, or by the defer
         var killed = false
@@ -234,23 +219,24 @@ struct EnvironmentFaults {
         // In flight: the bus has handed a method call from this child to the stopped daemon,
         // which cannot answer it. Wait for that (no clock involved); the child's own 60 s
         // timeout ends the wait if the call never comes.
-        var checked: Set<Substring> = []
-        var call: [Substring]?
+        var checked: Set<String> = []
+        var call: BusMonitor.Message?
         while call == nil {
-            for fields in logLines() where fields.first == "mc" && fields.count >= 8 && !checked.contains(fields[3]) {
-                checked.insert(fields[3])
-                if try Self.busDriver("GetConnectionUnixProcessID", String(fields[3])) == String(child.pid) { call = fields }
+            for message in monitor.messages
+            where message.type == "mc" && message.destination != "org.freedesktop.DBus" && !checked.contains(message.sender) {
+                checked.insert(message.sender)
+                if try Self.busDriver("GetConnectionUnixProcessID", message.sender) == String(child.pid) { call = message }
             }
             guard call == nil else { break }
             guard Self.isRunning(child.pid) else {
-                Issue.record("idtool finished before its call reached the daemon: \(logLines())")
+                Issue.record("idtool finished before its call reached the daemon: \(monitor.messages)")
                 break
             }
             usleep(10_000)
         }
         if let call {
             // Addressed to the daemon's unique name (libsecret) or to the name it owns (raw calls).
-            #expect([daemonName, "org.freedesktop.secrets"].contains(String(call[4])), "the call went to the stopped daemon: \(call)")
+            #expect([daemonName, "org.freedesktop.secrets"].contains(call.destination), "the call went to the stopped daemon: \(call)")
             #expect(Self.processState(pid) == "T", "the daemon is stopped, so the call is unanswered")
         }
         #expect(Self.isRunning(child.pid), "idtool is still waiting for the answer when the daemon dies")

@@ -198,7 +198,8 @@ struct ChangeNotificationTests {
         let items = log.kinds.filter { ![.locked, .unlocked, .serviceStopped, .serviceStarted].contains($0) }
         #expect(items == [.changed], "one change after the start: \(log.kinds)")
         let service = log.kinds.dropFirst(mark)
-        let starts = service.filter { $0 == .serviceStarted }.count, stops = service.filter { $0 == .serviceStopped }.count
+        let starts = service.filter { $0 == .serviceStarted }.count
+        let stops = service.filter { $0 == .serviceStopped }.count
         #expect(starts - stops == 1 && starts <= 1 + retries, "one daemon started (\(retries) started again): \(log.kinds)")
     }
 

@@ -1,6 +1,5 @@
 internal import CLibSecret
 import Dispatch
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -110,18 +109,15 @@ enum Deadline {
         let shared = cancellation == nil ? OperationCancellation.current : nil
         let cancellation = cancellation ?? Cancellation()
         let link = shared.map { g_cancellable_connect($0.pointer, cancelLinked, cancellation.pointer, nil) } ?? 0
-        let timedOut = Atomic<Bool>(false)
         return try withExtendedLifetime((cancellation, shared)) { () throws(KeyringError) -> T in
             // Inside the extended lifetime: the shared token's handler must be gone before `cancellation` may be freed.
             defer { if let shared, link != 0 { g_cancellable_disconnect(shared.pointer, link) } }
-            let alarm = DeadlineAlarms.shared.add(at: deadline.instant) { [cancellation] in
-                timedOut.store(true, ordering: .sequentiallyConsistent)
-                cancellation.cancel()
-            }
+            // The alarm fires only once the deadline has passed, so `hasPassed` tells its cancellation.
+            let alarm = DeadlineAlarms.shared.add(at: deadline.instant) { [cancellation] in cancellation.cancel() }
             defer { DeadlineAlarms.shared.remove(alarm) }
             do throws(KeyringError) {
                 return try body(cancellation)
-            } catch .cancelled where timedOut.load(ordering: .sequentiallyConsistent) || deadline.hasPassed {
+            } catch .cancelled where deadline.hasPassed {
                 // Past the deadline a cancellation is its timeout, whoever cancelled: a nested call
                 // sharing this cancellable has its own alarm at the same instant, which may fire first.
                 throw deadline.timedOut
