@@ -54,7 +54,11 @@ written (--no-flip leaves it out). Two more named exceptions:
   keyring-rollback   the file was replaced by an older copy: an identifier that copy holds wins
                      (the keyring is the source of truth), even one reset since;
   reset-record-lost  the file was deleted or rolled back, and with it the record of a reset: a
-                     backup from before that reset brings the reset identifier back.
+                     backup from before that reset brings the reset identifier back;
+  reset-redone       an identifier that came back so is replaced again: the environment that
+                     completed the reset keeps it (identifier.reset-done) and makes it again.
+--scenario reset-redone runs that sequence on purpose, so the model's handling of it is checked
+in every run, not only when a seed's timing happens to produce it.
 Exit status: 0 when no invariant broke, 1 otherwise (every violation is printed with its step).
 """
 import argparse
@@ -324,6 +328,12 @@ class Chaos:
             # from there, through the keyring, shows it did not happen.
             if self.state_of(env) in scope.maybe_reset and env != "ssh" and stored_in and "keyring" in stored_in:
                 scope.maybe_reset.discard(self.state_of(env))
+            return
+        if scope.value in scope.unrecorded and stored_in and "keyring" in stored_in:
+            # The value in hand is one a reset voided that a lost keyring file brought back; the
+            # environment that completed the reset made it again (or another reads its result).
+            self.allow("reset-redone", f"{env} replaced a reset identifier that a lost keyring file brought back")
+            self.adopt_changed(scope, env, value, stored_in, provenance)
             return
         if value in scope.superseded and provenance == "backup":
             # An environment whose backup still holds the value an allowed change replaced, while
@@ -1061,6 +1071,45 @@ class Chaos:
         self.steps_run = index
         self.final_check()
 
+    # ---- scripted scenarios (--scenario): a sequence a seed reaches only with lucky timing -----
+    def scripted_get(self, scope, env):
+        self.transcript.append(f"## scripted: get in {env}")
+        argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)]
+        rc, out, _ = self.idtool_run(env, argv)
+        self.get_result(scope, env, rc, out)
+        return (self.parsed(out) or {}).get("identifier") if rc == 0 else None
+
+    def scenario_reset_redone(self):
+        """File backend: a reset completed by the desktop, then lost with the keyring file (rolled
+        back to a copy from before it); the sandbox's backup brings the reset identifier back, and
+        the desktop, which keeps the completed reset, makes it again. Returns what went unseen."""
+        one, other = self.scopes[0], self.scopes[1]
+        self.scripted_get(other, "desktop")  # the keyring file exists, without `one`
+        self.transcript.append("## scripted: copy default.keyring")
+        before = self.file_bytes()
+        reset_value = self.scripted_get(one, "sandbox")  # in the keyring and the sandbox's backup
+        self.transcript.append("## scripted: reset over ssh (a pending reset in the desktop's state)")
+        rc, _, _ = self.idtool_run("ssh", ["reset"] + one.args(self.rng) + ["--timeout", str(TIMEOUT)])
+        if rc == 0:
+            self.new_epoch(one, "ssh")
+        new_value = self.scripted_get(one, "desktop")  # completes the reset, makes a new identifier
+        self.transcript.append("## scripted: replace default.keyring by the copy from before the reset")
+        self.write_file(before)
+        self.lose_records({scope.name: set(self.file_values(scope)) for scope in self.scopes})
+        came_back = self.scripted_get(one, "sandbox")
+        self.scripted_get(one, "desktop")
+        self.scripted_get(one, "sandbox")
+        missed = []
+        if rc != 0 or None in (reset_value, new_value) or came_back != reset_value:
+            missed.append(f"the sequence did not run as planned (reset exited {rc}; the sandbox's second get "
+                          f"{'brought back the reset identifier' if came_back == reset_value else 'did not bring back the reset identifier'})")
+        for name in ("reset-record-lost", "reset-redone"):
+            if not self.exceptions.get(name):
+                missed.append(f"no {name}")
+        return missed
+
+    SCENARIOS = {"reset-redone": ("file", scenario_reset_redone)}
+
     def final_check(self):
         """Invariant 2: with the keyring healthy, one identity item per scope, equal to the last value."""
         self.step = "final"
@@ -1211,6 +1260,8 @@ def main():
                         help="leave out these extra operations (comma-separated: slow_creator, flood); "
                              "--without slow_creator,flood replays a seed as before they existed")
     parser.add_argument("--broken", action="store_true", help="run (and shrink) against the broken idtool of --self-test")
+    parser.add_argument("--scenario", choices=sorted(Chaos.SCENARIOS),
+                        help="run one scripted sequence (and the final check) instead of a seed's schedule")
     parser.add_argument("--self-test", action="store_true",
                         help="run against an idtool that hands out a fresh identifier now and then; succeed only if that is caught")
     args = parser.parse_args()
@@ -1231,6 +1282,25 @@ def main():
         caught = any(invariant == 1 for invariant, _ in chaos.violations)
         print("chaos self-test: " + ("the broken idtool was caught" if caught else "the broken idtool was NOT caught"))
         sys.exit(0 if caught else 1)
+
+    if args.scenario:
+        backend, scenario = Chaos.SCENARIOS[args.scenario]
+        if args.backend != backend:
+            sys.exit(f"chaos: --scenario {args.scenario} runs on the {backend} backend")
+        chaos = Chaos(args)
+        chaos.ctl_run("restart")
+        missed = scenario(chaos)
+        chaos.steps_run = 0
+        chaos.final_check()
+        print(chaos.summary().replace(f"seed {args.seed}, 0 steps", f"scenario {args.scenario}"), flush=True)
+        for _, violation in chaos.violations:
+            print("  " + violation)
+        for line in missed:
+            print(f"  scenario {args.scenario}: {line}")
+        if chaos.violations or missed:
+            print("  " + "\n  ".join(chaos.transcript))
+            sys.exit(1)
+        sys.exit(0)
 
     if args.broken:
         args.idtool = broken_idtool(tempfile.mkdtemp(dir=os.environ["WITH_KEYRING_ROOT"]), args.idtool)
