@@ -56,14 +56,16 @@ struct FirstCallTests {
         try requireTestKeyring()
         let owner = try Self.serviceOwner()
         let monitor = try BusMonitor()
-        // Two SearchItems together: harmless to any daemon, and what the check must report.
+        // Two SearchItems together: harmless to any daemon, and what the check must report. In one
+        // write, so that the bus reads and routes both before the daemon's first reply: sent one by
+        // one, a fast daemon (KWallet's) answered the first before Python sent the second.
         let script = """
             from jeepney import DBusAddress, new_method_call
             from jeepney.io.blocking import open_dbus_connection
             service = DBusAddress('/org/freedesktop/secrets', bus_name='org.freedesktop.secrets', interface='org.freedesktop.Secret.Service')
             conn = open_dbus_connection(bus='SESSION')
-            for _ in range(2):
-                conn.send(new_method_call(service, 'SearchItems', 'a{ss}', ({'service': 'first-call-check'},)))
+            calls = [new_method_call(service, 'SearchItems', 'a{ss}', ({'service': 'first-call-check'},)) for _ in range(2)]
+            conn.sock.sendall(b''.join(call.serialise(serial=next(conn.outgoing_serial)) for call in calls))
             conn.receive()
             conn.receive()
             """
