@@ -55,10 +55,14 @@ written (--no-flip leaves it out). Two more named exceptions:
                      (the keyring is the source of truth), even one reset since;
   reset-record-lost  the file was deleted or rolled back, and with it the record of a reset: a
                      backup from before that reset brings the reset identifier back;
-  reset-redone       an identifier that came back so is replaced again: the environment that
-                     completed the reset keeps it (identifier.reset-done) and makes it again.
---scenario reset-redone runs that sequence on purpose, so the model's handling of it is checked
-in every run, not only when a seed's timing happens to produce it.
+  reset-redone       an identifier that an older or lost keyring file brought back (either
+                     exception above) is replaced again, by the value it replaced or a new one: the
+                     environment that completed a reset keeps it (identifier.reset-done) and makes
+                     it again when the identifier is one it voids (its recorded value, or with none
+                     recorded, any older than the reset).
+--scenario reset-redone and reset-redone-older run those sequences on purpose (the reset
+identifier brought back by another backup; an older foreign item brought back by the file), so
+the model's handling of them is checked in every run, not only when a seed's timing produces it.
 Exit status: 0 when no invariant broke, 1 otherwise (every violation is printed with its step).
 """
 import argparse
@@ -116,6 +120,7 @@ class Scope:
         self.void = set()          # values a successful reset removed
         self.rollback = set()      # values an older copy of the keyring file brought back
         self.unrecorded = set()    # void values whose reset record a lost keyring file took with it
+        self.came_back = set()     # values adopted because an older or lost keyring file brought them back
 
     def args(self, rng):
         app = rng.choice(self.apps)
@@ -307,6 +312,7 @@ class Chaos:
                 self.allow("keyring-rollback" if value in scope.rollback else "reset-record-lost",
                            f"{env} got back a reset identifier that a lost or older keyring file no longer records as reset")
                 self.adopt_changed(scope, env, value, stored_in, provenance)
+                scope.came_back.add(value)
                 return
             if self.same_second(value):
                 self.allow("same-second", "a foreign item made within a second of a reset outlived it")
@@ -329,10 +335,13 @@ class Chaos:
             if self.state_of(env) in scope.maybe_reset and env != "ssh" and stored_in and "keyring" in stored_in:
                 scope.maybe_reset.discard(self.state_of(env))
             return
-        if scope.value in scope.unrecorded and stored_in and "keyring" in stored_in:
-            # The value in hand is one a reset voided that a lost keyring file brought back; the
-            # environment that completed the reset made it again (or another reads its result).
-            self.allow("reset-redone", f"{env} replaced a reset identifier that a lost keyring file brought back")
+        if (scope.value in scope.came_back and stored_in and "keyring" in stored_in
+                and (value in scope.superseded or provenance.startswith("generated"))):
+            # The value in hand came back with a lost or older keyring file, and a reset completed
+            # before voids it (its recorded value, or with none recorded every older one): the
+            # environment that completed the reset made it again, back to the value it replaced
+            # or a new one (or another environment reads its result).
+            self.allow("reset-redone", f"{env} replaced an identifier that a lost or older keyring file brought back")
             self.adopt_changed(scope, env, value, stored_in, provenance)
             return
         if value in scope.superseded and provenance == "backup":
@@ -347,6 +356,7 @@ class Chaos:
             self.allow("planted-item", "a planted twin that won vanished with the daemon's memory; the scope's own identifier is back")
         elif value in scope.rollback:
             self.allow("keyring-rollback", "an older copy of the keyring file holds another identifier, and the keyring wins")
+            scope.came_back.add(value)
         elif scope.value in landed:
             # Others still saw a value the bus-less reset voids (an older keyring file brought it
             # back, say); the desktop's pending reset has now removed it.
@@ -427,6 +437,7 @@ class Chaos:
         scope.twin_vanished = False
         scope.superseded = set()
         scope.rollback = set()
+        scope.came_back = set()
 
     # ---- operations -----------------------------------------------------------------------
     def op_get(self):
@@ -610,8 +621,8 @@ class Chaos:
         if self.stopped_pid is None and self.item_count(scope) == 0:
             scope.places.discard("keyring")
 
-    def op_twin(self):
-        scope = self.rng.choice(self.scopes)
+    def op_twin(self, scope=None):
+        scope = scope or self.rng.choice(self.scopes)
         if self.file_fault:
             return  # secret-tool would add an item under the wrong key, which no key opens then
         value = str(uuid.uuid4())
@@ -1108,7 +1119,42 @@ class Chaos:
                 missed.append(f"no {name}")
         return missed
 
-    SCENARIOS = {"reset-redone": ("file", scenario_reset_redone)}
+    def scenario_reset_redone_older(self):
+        """File backend: an item older than a reset that recorded no value (made over SSH, where no
+        backup named one), never handed out, comes back with an older copy of the file; the sandbox
+        adopts it, and the desktop, which completed the reset, voids it as older than the reset and
+        serves its own identifier again. Returns what went unseen."""
+        one, other = self.scopes[0], self.scopes[1]
+        self.scripted_get(other, "desktop")
+        self.op_twin(one)
+        older = one.planted
+        self.transcript.append("## scripted: copy default.keyring (with the twin), then clear the twin")
+        before = self.file_bytes()
+        subprocess.run(["secret-tool", "clear", "identity-scope", one.kind, "identity-name", one.name],
+                       env=self.envs["desktop"], capture_output=True, timeout=30)
+        time.sleep(1.1)  # the twin's whole-second Created must be older than the reset, not the same second
+        self.transcript.append("## scripted: reset over ssh, which knows no value (no backup has one)")
+        rc, _, _ = self.idtool_run("ssh", ["reset"] + one.args(self.rng) + ["--timeout", str(TIMEOUT)])
+        if rc == 0:
+            self.new_epoch(one, "ssh")
+        new_value = self.scripted_get(one, "desktop")
+        self.transcript.append("## scripted: replace default.keyring by the copy with the twin")
+        self.write_file(before)
+        self.lose_records({scope.name: set(self.file_values(scope)) for scope in self.scopes})
+        came_back = self.scripted_get(one, "sandbox")
+        self.scripted_get(one, "desktop")
+        last = self.scripted_get(one, "sandbox")
+        missed = []
+        if rc != 0 or new_value is None or not older or came_back in (None, new_value) or last != new_value:
+            missed.append(f"the sequence did not run as planned (reset exited {rc}, new {new_value}, "
+                          f"came back {came_back}, last {last})")
+        for name in ("keyring-rollback", "reset-redone"):
+            if not self.exceptions.get(name):
+                missed.append(f"no {name}")
+        return missed
+
+    SCENARIOS = {"reset-redone": ("file", scenario_reset_redone),
+                 "reset-redone-older": ("file", scenario_reset_redone_older)}
 
     def final_check(self):
         """Invariant 2: with the keyring healthy, one identity item per scope, equal to the last value."""
