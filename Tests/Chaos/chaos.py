@@ -277,9 +277,9 @@ class Chaos:
                 self.violate(f"{env} {' '.join(argv)}: stderr holds an identifier", 4)
         return rc, out, err
 
-    def idtool_run(self, env, argv):
+    def idtool_run(self, env, argv, budget=TIMEOUT):
         proc, started = self.start(env, argv)
-        return self.finish(env, argv, proc, started)
+        return self.finish(env, argv, proc, started, budget=budget)
 
     # ---- the model ------------------------------------------------------------------------
     def observe(self, scope, env, value, stored_in=None, provenance="", pending_at_start=None, pending_kept=False):
@@ -1083,10 +1083,14 @@ class Chaos:
         self.final_check()
 
     # ---- scripted scenarios (--scenario): a sequence a seed reaches only with lucky timing -----
+    # Their calls must succeed for the sequence to happen, so they get a deadline far above any
+    # load: a scenario checks order and outcome, never time.
+    SCRIPTED_TIMEOUT = 120
+
     def scripted_get(self, scope, env):
         self.transcript.append(f"## scripted: get in {env}")
-        argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(TIMEOUT)]
-        rc, out, _ = self.idtool_run(env, argv)
+        argv = ["get"] + scope.args(self.rng) + ["--json", "--timeout", str(self.SCRIPTED_TIMEOUT)]
+        rc, out, _ = self.idtool_run(env, argv, budget=self.SCRIPTED_TIMEOUT)
         self.get_result(scope, env, rc, out)
         return (self.parsed(out) or {}).get("identifier") if rc == 0 else None
 
@@ -1100,7 +1104,8 @@ class Chaos:
         before = self.file_bytes()
         reset_value = self.scripted_get(one, "sandbox")  # in the keyring and the sandbox's backup
         self.transcript.append("## scripted: reset over ssh (a pending reset in the desktop's state)")
-        rc, _, _ = self.idtool_run("ssh", ["reset"] + one.args(self.rng) + ["--timeout", str(TIMEOUT)])
+        rc, _, _ = self.idtool_run("ssh", ["reset"] + one.args(self.rng) + ["--timeout", str(self.SCRIPTED_TIMEOUT)],
+                                   budget=self.SCRIPTED_TIMEOUT)
         if rc == 0:
             self.new_epoch(one, "ssh")
         new_value = self.scripted_get(one, "desktop")  # completes the reset, makes a new identifier
@@ -1134,7 +1139,8 @@ class Chaos:
                        env=self.envs["desktop"], capture_output=True, timeout=30)
         time.sleep(1.1)  # the twin's whole-second Created must be older than the reset, not the same second
         self.transcript.append("## scripted: reset over ssh, which knows no value (no backup has one)")
-        rc, _, _ = self.idtool_run("ssh", ["reset"] + one.args(self.rng) + ["--timeout", str(TIMEOUT)])
+        rc, _, _ = self.idtool_run("ssh", ["reset"] + one.args(self.rng) + ["--timeout", str(self.SCRIPTED_TIMEOUT)],
+                                   budget=self.SCRIPTED_TIMEOUT)
         if rc == 0:
             self.new_epoch(one, "ssh")
         new_value = self.scripted_get(one, "desktop")
