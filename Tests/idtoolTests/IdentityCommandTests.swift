@@ -65,7 +65,8 @@ struct IdentityCommandTests {
             let app = Self.newApp()
             let outputs = Guarded<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 16) { _ in
-                let run = try? Idtool.run(["get", "--app", app])
+                // The processes queue for one creation lock: a deadline far above any load.
+                let run = try? Idtool.run(["get", "--app", app, "--timeout", "600"])
                 outputs.withLock { $0.append(run.map { "\($0.status):\($0.stdoutText)" } ?? "spawn failed") }
             }
             let values = outputs.withLock { $0 }
@@ -275,7 +276,7 @@ struct IdentityCommandTests {
             let id = "test.concurrent.\(UUID().uuidString)"
             let runs = Guarded<[Int: Result<Idtool.Run, any Error>]>([:])
             DispatchQueue.concurrentPerform(iterations: 8) { index in
-                let run = Result { try Idtool.run(["item", "set", id], stdin: Data("v\(index)".utf8)) }
+                let run = Result { try Idtool.run(["item", "set", id, "--timeout", "600"], stdin: Data("v\(index)".utf8)) }
                 runs.withLock { $0[index] = run }
             }
             let results = runs.withLock { $0 }
