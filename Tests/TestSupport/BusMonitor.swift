@@ -34,18 +34,39 @@ public final class BusMonitor {
             environment: ProcessInfo.processInfo.environment)
         // A monitor gets NameLost for its own name once BecomeMonitor took effect: an event, no clock.
         while !Self.lines(log).contains(where: { $0.last == "NameLost" }) {
-            guard kill(child.pid, 0) == 0, (try? String(contentsOfFile: "/proc/\(child.pid)/stat", encoding: .utf8))?.contains(") Z") != true
-            else { throw ChildProcessError(what: "dbus-monitor (\(Self.lines(log)))", code: ECHILD) }
+            guard isRunning else { throw ChildProcessError(what: "dbus-monitor (\(Self.lines(log)))", code: ECHILD) }
             usleep(10_000)
         }
     }
 
+    /// Whether dbus-monitor still runs (neither gone nor a zombie).
+    private var isRunning: Bool {
+        kill(child.pid, 0) == 0 && (try? String(contentsOfFile: "/proc/\(child.pid)/stat", encoding: .utf8))?.contains(") Z") != true
+    }
+
     deinit { stop() }
 
-    /// Stops the monitor (idempotent); `messages` then holds all it saw.
+    /// Stops the monitor (idempotent); `messages` then holds every message the bus routed before.
+    /// A SIGTERM at once lost the last ones, still on their way to the monitor under load (CI:
+    /// a check then saw none of a client's calls). So a signal on a path of its own goes first:
+    /// the bus routes to the monitor in order, so once that signal is in the log, so is every
+    /// message before it. The wait is for that event, with a deadline far above any load.
     public func stop() {
         guard !stopped else { return }
         stopped = true
+        let marker = "/io/keyringidentity/monitor/sync_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        if let sender = try? ChildProcess(
+            "/usr/bin/dbus-send", ["--session", "--type=signal", marker, "io.keyringidentity.Monitor.Sync"].map { Array($0.utf8) },
+            environment: ProcessInfo.processInfo.environment)
+        {
+            _ = try? sender.wait()
+            let deadline = ContinuousClock.now + .seconds(300)
+            while ContinuousClock.now < deadline, isRunning,
+                !Self.lines(log).contains(where: { $0.contains(where: { $0 == marker }) })
+            {
+                usleep(10_000)
+            }
+        }
         kill(child.pid, SIGTERM)
         _ = try? child.wait()
     }
