@@ -1094,6 +1094,20 @@ class Chaos:
         self.get_result(scope, env, rc, out)
         return (self.parsed(out) or {}).get("identifier") if rc == 0 else None
 
+    def scripted_restore(self, before, scope, what):
+        """Puts the keyring file `before` back, then gets `scope` in the sandbox, the desktop and the
+        sandbox again; returns the sandbox's two answers."""
+        self.transcript.append(f"## scripted: replace default.keyring by {what}")
+        self.write_file(before)
+        self.lose_records({each.name: set(self.file_values(each)) for each in self.scopes})
+        first = self.scripted_get(scope, "sandbox")
+        self.scripted_get(scope, "desktop")
+        return first, self.scripted_get(scope, "sandbox")
+
+    def scripted_unseen(self, *names):
+        """The named exceptions the run never met, as the scenario's findings."""
+        return [f"no {name}" for name in names if not self.exceptions.get(name)]
+
     def scenario_reset_redone(self):
         """File backend: a reset completed by the desktop, then lost with the keyring file (rolled
         back to a copy from before it); the sandbox's backup brings the reset identifier back, and
@@ -1109,19 +1123,11 @@ class Chaos:
         if rc == 0:
             self.new_epoch(one, "ssh")
         new_value = self.scripted_get(one, "desktop")  # completes the reset, makes a new identifier
-        self.transcript.append("## scripted: replace default.keyring by the copy from before the reset")
-        self.write_file(before)
-        self.lose_records({scope.name: set(self.file_values(scope)) for scope in self.scopes})
-        came_back = self.scripted_get(one, "sandbox")
-        self.scripted_get(one, "desktop")
-        self.scripted_get(one, "sandbox")
-        missed = []
+        came_back, _ = self.scripted_restore(before, one, "the copy from before the reset")
+        missed = self.scripted_unseen("reset-record-lost", "reset-redone")
         if rc != 0 or None in (reset_value, new_value) or came_back != reset_value:
             missed.append(f"the sequence did not run as planned (reset exited {rc}; the sandbox's second get "
                           f"{'brought back the reset identifier' if came_back == reset_value else 'did not bring back the reset identifier'})")
-        for name in ("reset-record-lost", "reset-redone"):
-            if not self.exceptions.get(name):
-                missed.append(f"no {name}")
         return missed
 
     def scenario_reset_redone_older(self):
@@ -1144,19 +1150,11 @@ class Chaos:
         if rc == 0:
             self.new_epoch(one, "ssh")
         new_value = self.scripted_get(one, "desktop")
-        self.transcript.append("## scripted: replace default.keyring by the copy with the twin")
-        self.write_file(before)
-        self.lose_records({scope.name: set(self.file_values(scope)) for scope in self.scopes})
-        came_back = self.scripted_get(one, "sandbox")
-        self.scripted_get(one, "desktop")
-        last = self.scripted_get(one, "sandbox")
-        missed = []
+        came_back, last = self.scripted_restore(before, one, "the copy with the twin")
+        missed = self.scripted_unseen("keyring-rollback", "reset-redone")
         if rc != 0 or new_value is None or not older or came_back in (None, new_value) or last != new_value:
             missed.append(f"the sequence did not run as planned (reset exited {rc}, new {new_value}, "
                           f"came back {came_back}, last {last})")
-        for name in ("keyring-rollback", "reset-redone"):
-            if not self.exceptions.get(name):
-                missed.append(f"no {name}")
         return missed
 
     SCENARIOS = {"reset-redone": ("file", scenario_reset_redone),

@@ -68,8 +68,8 @@ struct ConcurrencyFaults {
         // 160 writes queue for one process's service gate: a deadline far above any load, since the
         // test checks the outcome, not the time (25 s ran out beside another CI run).
         let keyring = Keyring(timeout: .seconds(600))
-        let resolver = try IdentifierResolver(scope: .app(app), keyring: keyring, backup: .directory(box.backupDirectory(app)),
-                                              lockDirectories: [box.runtimeDir])
+        let resolver = try IdentifierResolver(
+            scope: .app(app), keyring: keyring, backup: .directory(box.backupDirectory(app)), lockDirectories: [box.runtimeDir])
         let store = try SecretStore(identifier: "fault.threads.\(UUID().uuidString)", keyring: keyring)
         // Nothing exists yet: the threads' first calls race to make the identifier and the item.
         try #require(try Fault.keyringItemCount(app: app) == 0)
