@@ -33,15 +33,20 @@ struct MemoryTests {
     /// Runs `batch` `count` times and checks that the heap stops growing: at the end it stands no
     /// more than `allowedBytesPerOperation` per operation of the second half above the highest it
     /// reached in the first half. The first half warms up libsecret's session, the path cache, and
-    /// GDBus's, libdispatch's and malloc's per-thread pools. A leak keeps every byte, so it passes
-    /// any earlier peak; something that grows and is then freed does not. On KeePassXC, which sends
-    /// tens of signals per write, updates and searches grow the heap by 3-10 KiB a batch and drop
-    /// 60-70 KiB every six or seven batches (a CI run failed when the counted half began just after
-    /// such a drop: 39,552 bytes against 38,400, the heap then 27 KiB below its first-half peak).
+    /// GDBus's and libdispatch's pools. A leak keeps every byte, so it passes any earlier peak;
+    /// something that grows and is then freed does not. Needs glibc's per-thread caches off
+    /// (scripts/with-keyring does it): mallinfo2 counts their freed chunks as in use, and the
+    /// threads that fill them come and go with the machine's load (KeePassXC updates on a busy
+    /// machine: 3-13 KiB a batch with the caches, 0 without).
     static func expectLevelsOff(
         _ what: String, batches count: Int = 12, operationsPerBatch: Int, sourceLocation: SourceLocation = #_sourceLocation,
         _ batch: () throws -> Void
-    ) rethrows {
+    ) throws {
+        let tunables = ProcessInfo.processInfo.environment["GLIBC_TUNABLES"] ?? ""
+        try #require(
+            tunables.split(separator: ":").contains("glibc.malloc.tcache_count=0"),
+            "heap readings need glibc's per-thread caches off (GLIBC_TUNABLES=glibc.malloc.tcache_count=0, as scripts/with-keyring sets); GLIBC_TUNABLES is \"\(tunables)\"",
+            sourceLocation: sourceLocation)
         var heap = [heapBytes()]
         for _ in 0..<count {
             try batch()
