@@ -5,7 +5,7 @@ import Keyring
 /// The Secret Service provider the tests run against: `scripts/with-keyring --provider NAME`
 /// exports it as `KEYRING_PROVIDER`. Tests that depend on one provider's quirks check it and say why.
 public enum TestProvider {
-    /// The provider's name, as in scripts/providers/NAME.sh: "gnome-keyring", "kwallet" or "keepassxc".
+    /// The provider's name, as in scripts/providers/NAME.sh: "gnome-keyring", "kwallet", "keepassxc" or "oo7".
     public static let name = ProcessInfo.processInfo.environment["KEYRING_PROVIDER"] ?? "gnome-keyring"
     /// True under the default scripts/with-keyring.
     public static var isGnomeKeyring: Bool { name == "gnome-keyring" }
@@ -18,6 +18,7 @@ public enum TestProvider {
         switch name {
         case "kwallet": kwalletDaemon
         case "keepassxc": "keepassxc"
+        case "oo7": "oo7-daemon"
         default: "gnome-keyring-daemon"
         }
     }
@@ -46,7 +47,8 @@ public enum TestProvider {
 
     /// What an unlock prompt comes to in this harness when no mock prompter answers it.
     public enum UnlockPromptOutcome: Sendable {
-        /// gnome-keyring: its gcr-prompter finds no display and the prompt ends dismissed.
+        /// gnome-keyring: its gcr-prompter finds no display and the prompt ends dismissed;
+        /// oo7-daemon: no prompter of its own is on the bus, and Prompt fails at once.
         case dismissed
         /// KWallet: the wallet's empty password opens it without a dialog.
         case completes

@@ -8,6 +8,8 @@ Usage (inside scripts/with-keyring, which runs it when given --lived-in):
                          keyring-ctl's mock prompter answers for it)
   lived-in.py unlock     after a daemon restart: unlock "Work" again (gnome-keyring's --unlock opens
                          login only), so a restarted lived-in keyring is as open as a pristine one
+  lived-in.py unlock-default   unlock the default collection with WITH_KEYRING_PASSWORD, no prompt
+                         (oo7-daemon, which exports the same private interface: keyring-ctl unlock)
   lived-in.py fill OTHERS OLD    KWallet (scripts/providers/kwallet.sh): 300 other clients' items in
                          collection OTHERS and 40 plus the old SecretStore item in collection OLD,
                          which the caller then locks
@@ -120,6 +122,11 @@ def main():
         return None
 
     internal = DBusAddress("/org/freedesktop/secrets", bus_name="org.freedesktop.secrets", interface=INTERNAL)
+    if command == "unlock-default":
+        default = call(new_method_call(SERVICE, "ReadAlias", "s", ("default",)))[0]
+        call(new_method_call(internal, "UnlockWithMasterPassword", "o(oayays)",
+                             (default, secret(os.environ["WITH_KEYRING_PASSWORD"].encode()))))
+        return 0
     if command == "unlock":
         work = collection_by_label("Work")
         if work:
