@@ -210,12 +210,12 @@ GVariant *kr_variant_tuple_of(GVariant *value) {
     return g_variant_new_tuple(&value, 1);
 }
 
-GVariant *kr_create_item_tuple(const char *label, GHashTable *attributes, GVariant *secret) {
+GVariant *kr_create_item_tuple(const char *label, GHashTable *attributes, GVariant *secret, gboolean replace) {
     GVariantBuilder properties;
     g_variant_builder_init(&properties, G_VARIANT_TYPE("a{sv}"));
     g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Label", g_variant_new_string(label));
     g_variant_builder_add(&properties, "{sv}", "org.freedesktop.Secret.Item.Attributes", kr_variant_attributes(attributes));
-    return g_variant_new("(a{sv}@(oayays)b)", &properties, secret, FALSE);
+    return g_variant_new("(a{sv}@(oayays)b)", &properties, secret, replace);
 }
 
 void kr_create_item_reply(GVariant *reply, gchar **item, gchar **prompt) {

@@ -95,10 +95,13 @@ package struct ItemOrder: Sendable, Equatable {
     /// For items that carry no "first made" attribute: `Created`, then the object path.
     package static let standard = ItemOrder(firstMadeAttribute: nil)
 
-    /// When the item's value was first made: its `firstMadeAttribute`, else the service's `Created`.
+    /// When the item's value was first made: its `firstMadeAttribute`, else the `Created` it had
+    /// before an update replaced it (`ProviderAttributes.firstCreated`), else the service's `Created`.
     package func firstMade(_ item: KeyringItem) -> Date? {
-        if let firstMadeAttribute, let text = item.attributes[firstMadeAttribute], let seconds = Double(text), seconds.isFinite {
-            return Date(timeIntervalSince1970: seconds)
+        for name in [firstMadeAttribute, ProviderAttributes.firstCreated] {
+            if let name, let text = item.attributes[name], let seconds = Double(text), seconds.isFinite {
+                return Date(timeIntervalSince1970: seconds)
+            }
         }
         return item.created
     }

@@ -282,8 +282,20 @@ extension SecretStore {
         }
     }
 
-    /// Updates the existing item; false when there is none. A locked one throws.
+    /// Updates the existing item; false when there is none. A locked one throws. Searched again
+    /// when another client's update replaced the item meanwhile (`ServiceCall.replacedMeanwhile`).
     func update(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) -> Bool {
+        var attempts = 0
+        while true {
+            do throws(KeyringError) {
+                return try updateOnce(call, payload, forKey: key)
+            } catch let error where error == ServiceCall.replacedMeanwhile && attempts < ServiceCall.replaceAttempts {
+                attempts += 1
+            }
+        }
+    }
+
+    private func updateOnce(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) -> Bool {
         let items = try call.search(searchAttributes).filter(owns)
         try call.throwIfAnyLocked(items)
         if let item = items.first {

@@ -180,7 +180,7 @@ struct ResolverKeyringTests {
         switch TestProvider.unansweredUnlock {
         case .dismissed:
             let prompted = identityError { try fixture.resolver(backup: false).resolve() }
-            #expect(prompted == .keyring(.locked(itemExists: true, unlock: .dismissed)))
+            #expect(prompted == .keyring(.locked(itemExists: exists, unlock: .dismissed)))
         case .completes:
             #expect(try fixture.resolver(backup: false).resolve().value == original, "unlocked by the prompt, then read")
         case .unanswered:

@@ -61,6 +61,8 @@ final class Subject {
     var canLock: Bool { !isFile }
     /// Whether a locked collection's items are listed (as locked); KeePassXC hides them.
     var listsLockedItems: Bool { isMemory ? backend == .memory : TestProvider.listsLockedItems }
+    /// Whether an update keeps the item (`Quirks.keepsItemChanges`); oo7-daemon's replaces it.
+    var keepsItemChanges: Bool { isMemory || isFile || TestProvider.quirks.keepsItemChanges }
 
     func keyring(timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) -> Keyring {
         if let memory { return Keyring(memory: memory, timeout: timeout, unlock: unlock) }

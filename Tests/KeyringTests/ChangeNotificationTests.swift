@@ -41,8 +41,9 @@ struct ChangeNotificationTests {
         var mark = log.count
         since = .now
         try mustRun(try requireIdtool(), ["item", "set", id, "--no-prompt"], input: Data("two".utf8))
-        let setSecret = await log.first(.changed, from: mark, since: since)
-        #expect(setSecret != nil, "no changed for SecretStore's update: \(log.kinds)")
+        // oo7-daemon: the update replaces the item, reported as its deletion and a creation.
+        let setSecret = await log.first(TestProvider.quirks.keepsItemChanges ? .changed : .created, from: mark, since: since)
+        #expect(setSecret != nil, "no change for SecretStore's update: \(log.kinds)")
 
         // A change by a replacing CreateItem (secret-tool store over the item). Not on KeePassXC 2.7.10,
         // which leaves that call unanswered (10 s and more, with or without a watch).

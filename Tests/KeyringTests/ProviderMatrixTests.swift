@@ -112,4 +112,37 @@ struct ProviderMatrixTests {
         #expect(try store.object(forKey: .valueData) == "value")
         #expect(try Keyring.default.search(["service": id]).count == 1)
     }
+
+    /// An update the provider answered is kept: oo7-daemon keeps `Item.SetSecret` and the item's
+    /// Label and Attributes in memory only, and its restart brought the old item back.
+    @Test("updates of a value, its metadata and a stored item survive the provider's restart", .needs(.secretService))
+    func updatesSurviveRestart() throws {
+        try requireTestKeyring()
+        let id = uniqueID("update-restart")
+        let store = try SecretStore(identifier: id)
+        let attributes = ["service": uniqueID("update-restart-store"), "username": "u"]
+        defer {
+            try? store.reset()
+            _ = try? Keyring.default.delete(attributes)
+        }
+        try store.setObject("first", forKey: .valueData)
+        try store.setObject("second", forKey: .valueData)
+        try store.setObject("an account", forKey: .account)
+        try store.setObject("a label", forKey: .label)
+        // Last: an attribute the item did not have. oo7-daemon's Delete of the old item also takes
+        // from its file every item whose attributes include the old one's, the new one too.
+        try store.setObject("a description", forKey: .description)
+        try Keyring.default.store(Data("first".utf8), attributes: attributes, label: "stored")
+        try Keyring.default.store(Data("second".utf8), attributes: attributes, label: "stored again")
+        try keyringCtl("restart")
+        #expect(try store.object(forKey: .valueData) == "second")
+        #expect(try store.object(forKey: .account) == "an account")
+        #expect(try store.object(forKey: .label) == "a label")
+        #expect(try store.object(forKey: .description) == "a description")
+        #expect(try store.object(forKey: .valueData) == "second", "and the value with them")
+        #expect(try Keyring.default.lookup(attributes) == Data("second".utf8))
+        let items = try Keyring.default.search(attributes)
+        #expect(items.map(\.label) == ["stored again"], "one item, with the last label")
+        #expect(try Keyring.default.search(["service": id]).count == 1, "the updates made no second item")
+    }
 }

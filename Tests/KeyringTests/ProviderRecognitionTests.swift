@@ -35,12 +35,17 @@ struct ProviderRecognitionTests {
         return result
     }
 
-    @Test("the test daemon's service object names its family: gnome-keyring's, or none for the others")
+    @Test("the test daemon's service object names its family: gnome-keyring's, oo7-daemon's, or none for the others")
     func liveServiceObject() throws {
         try requireTestKeyring()
         let xml = try Self.serviceObjectXML()
         #expect(xml.contains("org.freedesktop.Secret.Service"), "not the service object: \(xml.prefix(200))")
-        let expected: Provider.Family? = TestProvider.isGnomeKeyring ? .gnomeKeyring : nil
+        let expected: Provider.Family? =
+            switch TestProvider.name {
+            case "gnome-keyring": .gnomeKeyring
+            case "oo7": .oo7Daemon
+            default: nil
+            }
         #expect(Provider.family(fromServiceObject: xml) == expected)
     }
 

@@ -122,8 +122,9 @@ GVariant *kr_variant_tuple_of(GVariant *value);
 // Creating items with raw calls (ServiceCall.createItem).
 
 /// `(a{sv}(oayays)b)` for Collection.CreateItem: label and attributes, the encoded secret
-/// (consumed if floating), and never libsecret's replace flag.
-GVariant *kr_create_item_tuple(const char *label, GHashTable *attributes, GVariant *secret);
+/// (consumed if floating), and the replace flag (only for a provider whose replace matches
+/// exactly these attributes: `Quirks.keepsItemChanges`).
+GVariant *kr_create_item_tuple(const char *label, GHashTable *attributes, GVariant *secret, gboolean replace);
 
 /// The item and prompt paths of a CreateItem reply, `(oo)`; both NULL for another shape. Free with g_free.
 void kr_create_item_reply(GVariant *_Nullable reply, gchar *_Nullable *_Nonnull item, gchar *_Nullable *_Nonnull prompt);

@@ -6,7 +6,7 @@ extension Quirks {
         listsLockedMatches: true, renumbersItems: false, savesValuesLate: false, keepsTypeMapAsJSON: false,
         rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: false, flushesOnRequest: false,
         mayMismatchSessionKeys: false, survivesPromptDismiss: false, signalsEveryItemChange: true, keepsContentType: false,
-        answersReplacingCreate: true, savesBeforeAnswering: true, numbersPathsInCreationOrder: true)
+        answersReplacingCreate: true, savesBeforeAnswering: true, numbersPathsInCreationOrder: true, keepsItemChanges: true)
 }
 
 extension Provider {

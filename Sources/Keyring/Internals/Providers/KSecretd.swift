@@ -12,7 +12,7 @@ extension Quirks {
         listsLockedMatches: true, renumbersItems: true, savesValuesLate: true, keepsTypeMapAsJSON: true,
         rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: false, flushesOnRequest: false,
         mayMismatchSessionKeys: false, survivesPromptDismiss: true, signalsEveryItemChange: false, keepsContentType: true,
-        answersReplacingCreate: true, savesBeforeAnswering: false, numbersPathsInCreationOrder: true)
+        answersReplacingCreate: true, savesBeforeAnswering: false, numbersPathsInCreationOrder: true, keepsItemChanges: true)
 }
 
 extension ProviderValues {

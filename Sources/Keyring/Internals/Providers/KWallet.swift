@@ -16,7 +16,7 @@ extension Quirks {
         listsLockedMatches: true, renumbersItems: true, savesValuesLate: false, keepsTypeMapAsJSON: false,
         rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: true, flushesOnRequest: true,
         mayMismatchSessionKeys: true, survivesPromptDismiss: true, signalsEveryItemChange: false, keepsContentType: true,
-        answersReplacingCreate: true, savesBeforeAnswering: true, numbersPathsInCreationOrder: true)
+        answersReplacingCreate: true, savesBeforeAnswering: true, numbersPathsInCreationOrder: true, keepsItemChanges: true)
 }
 
 /// KWallet (kwalletd5) writes its encrypted wallet file on a 5-second timer after a change, and

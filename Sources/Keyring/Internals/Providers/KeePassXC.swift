@@ -13,7 +13,7 @@ extension Quirks {
         listsLockedMatches: false, renumbersItems: false, savesValuesLate: false, keepsTypeMapAsJSON: false,
         rejectsFieldReferences: true, signalsSetSecret: true, dropsWritesWhileLocked: false, flushesOnRequest: false,
         mayMismatchSessionKeys: false, survivesPromptDismiss: true, signalsEveryItemChange: false, keepsContentType: true,
-        answersReplacingCreate: false, savesBeforeAnswering: false, numbersPathsInCreationOrder: false)
+        answersReplacingCreate: false, savesBeforeAnswering: false, numbersPathsInCreationOrder: false, keepsItemChanges: true)
 }
 
 /// Values a provider refuses to store.

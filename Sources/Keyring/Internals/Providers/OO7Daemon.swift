@@ -3,11 +3,21 @@
 /// object: what tells it apart is the service interface itself, which lacks gnome-keyring's own
 /// `LockService` and `ChangeLock` methods (`Provider.familyFromObjects`).
 extension Quirks {
-    /// Until a real oo7-daemon in the provider matrix checks each of its facts, the strict answers,
-    /// which already fit what its source shows: a locked collection's items are in neither list of
-    /// SearchItems (so a miss while locked is `.locked`), and item paths are numbered anew at each
-    /// start (`/1` to `/n` in file order), so an item is checked again after a restart.
-    package static let oo7Daemon = Quirks.strict
+    /// The strict answers, which fit what its source shows: a locked collection's items are in
+    /// neither list of SearchItems (so a miss while locked is `.locked`), and item paths are
+    /// numbered anew at each start (`/1` to `/n` in file order), so an item is checked again after
+    /// a restart. What it does apart from them is below.
+    package static let oo7Daemon: Quirks = {
+        var quirks = Quirks.strict
+        // SetSecret and the Label and Attributes setters change its memory only (server/src/item);
+        // CreateItem writes the whole keyring file before it answers, and its replace removes the
+        // items of exactly the attributes sent (client/src/file/unlocked_keyring.rs), headless.
+        // Another client's replace over this library's item therefore leaves it (answersReplacingCreate).
+        quirks.keepsItemChanges = false
+        // A secret's content type is kept, as its xdg:content-type attribute.
+        quirks.keepsContentType = true
+        return quirks
+    }()
 }
 
 extension Provider {

@@ -24,6 +24,11 @@ enum ProviderAttributes {
     /// from an item that has it is a lost write (`KeyringError.valueLost`), not a value.
     static let nonEmptyValue = (name: "keyring-identity:value", value: "non-empty")
 
+    /// The `Created` an item had before this library first replaced it in an update (where the
+    /// provider keeps no item changes: `Quirks.keepsItemChanges`), as `ItemOrder.stamp` writes it.
+    /// A replace gives the item a new `Created`; ordered by that, it would fall behind younger items.
+    static let firstCreated = "keyring-identity:created"
+
     /// True when `attributes` say the item was written with a non-empty value.
     static func marksNonEmpty(_ attributes: [String: String]) -> Bool { attributes[nonEmptyValue.name] == nonEmptyValue.value }
 
@@ -49,7 +54,7 @@ enum ProviderAttributes {
     /// in `keeping` (what a caller asked for explicitly).
     static func withoutAdded(_ attributes: [String: String], keeping: Set<String> = []) -> [String: String] {
         var own = attributes
-        for name in [nonEmptyValue.name, oo7ContentType] where !keeping.contains(name) { own[name] = nil }
+        for name in [nonEmptyValue.name, oo7ContentType, firstCreated] where !keeping.contains(name) { own[name] = nil }
         guard own["Uuid"] != nil, own["Path"] != nil else { return own }
         return own.filter { !keePassXC.contains($0.key) || keeping.contains($0.key) }
     }

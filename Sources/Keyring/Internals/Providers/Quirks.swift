@@ -34,8 +34,11 @@ package struct Quirks: Equatable, Sendable {
     package var signalsEveryItemChange: Bool
     /// A secret's content type is kept; gnome-keyring reads every secret back as `text/plain`.
     package var keepsContentType: Bool
-    /// A replacing `CreateItem` (`secret-tool store` over an item) is answered headless; KeePassXC
-    /// (2.7.4 to 2.7.10) opens a dialog or leaves it unanswered. This library's updates never send one.
+    /// Another client's replacing `CreateItem` over this library's item (`secret-tool store`,
+    /// python-keyring's `set_password`) replaces it, headless. KeePassXC (2.7.4 to 2.7.10) opens a
+    /// dialog or leaves it unanswered; oo7-daemon replaces only items of exactly the attributes
+    /// sent, and ours have more, so a second item appears beside ours. This library's own updates
+    /// send one only where `keepsItemChanges` is false, with the item's exact attributes.
     package var answersReplacingCreate: Bool
     /// A write is on disk when it is answered (KWallet once `KWalletFlush` ran): a kill right after
     /// loses nothing. KeePassXC saves its database a moment later, ksecretd a value 5 s later.
@@ -43,6 +46,10 @@ package struct Quirks: Equatable, Sendable {
     /// Item paths number items in the order they were made, so two made within one `Created` second
     /// are still ordered (`ItemOrder`); KeePassXC's are random UUIDs.
     package var numbersPathsInCreationOrder: Bool
+    /// `Item.SetSecret` and the item's `Label` and `Attributes` are saved. oo7-daemon keeps them in
+    /// memory only, and its restart brings the old item back: there every update is a replacing
+    /// `CreateItem`, which it saves before it answers.
+    package var keepsItemChanges: Bool
 
     /// For a daemon nobody knows: a miss is not proof while a collection is locked, paths may move,
     /// writes are read back, prompts are never dismissed, and no path is cached.
@@ -50,5 +57,6 @@ package struct Quirks: Equatable, Sendable {
         listsLockedMatches: false, renumbersItems: true, savesValuesLate: false, keepsTypeMapAsJSON: false,
         rejectsFieldReferences: false, signalsSetSecret: false, dropsWritesWhileLocked: true, flushesOnRequest: false,
         mayMismatchSessionKeys: false, survivesPromptDismiss: false, signalsEveryItemChange: false, keepsContentType: false,
-        answersReplacingCreate: false, savesBeforeAnswering: false, numbersPathsInCreationOrder: false)
+        answersReplacingCreate: false, savesBeforeAnswering: false, numbersPathsInCreationOrder: false,
+        keepsItemChanges: true)
 }

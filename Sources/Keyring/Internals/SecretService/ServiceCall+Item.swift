@@ -29,10 +29,20 @@ extension ServiceCall {
     /// The item's attributes, label and dates, or nil when it no longer exists. A reply that lacks
     /// any of them is a failure: read as an item with no dates, it would count as the oldest.
     func properties(at path: String, isLocked: Bool) throws(KeyringError) -> KeyringItem? {
-        try callService(
-            path, interface: "org.freedesktop.DBus.Properties", method: "GetAll", kr_item_interface_tuple(), reply: "(a{sv})",
-            naming: "Properties.GetAll(\(path))"
-        ) { reply in Self.item(fromProperties: reply, at: path, isLocked: isLocked) }
+        do throws(KeyringError) {
+            return try callService(
+                path, interface: "org.freedesktop.DBus.Properties", method: "GetAll", kr_item_interface_tuple(), reply: "(a{sv})",
+                naming: "Properties.GetAll(\(path))"
+            ) { reply in Self.item(fromProperties: reply, at: path, isLocked: isLocked) }
+        } catch .serviceFailure(let domain, let code, let message) {
+            // oo7-daemon refuses every property of an item whose collection is locked. Any failure
+            // of that look leaves the first error as it was.
+            let collection = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+            if (try? BusCall.requireObjectPath(collection, naming: "")) != nil, (try? collectionLocked(at: collection)) == true {
+                throw lockedError(at: [path])
+            }
+            throw .serviceFailure(domain: domain, code: code, message: message)
+        }
     }
 
     /// The item described by a Properties.GetAll reply of the item at `path`; nil when malformed.

@@ -136,6 +136,10 @@ extension ServiceCall {
             }
         } catch .cancelled {
             // Cancelled while sending Prompt: handled below like a cancelled wait.
+        } catch .serviceFailure {
+            // No dialog could be shown at all: oo7-daemon answers Prompt with an error when no
+            // prompter of its own is on the bus, as gnome-keyring dismisses one without a display.
+            return .dismissed
         }
         if wait.completed { return wait.dismissed ? .dismissed : .completed }
         if mayDismiss {

@@ -42,7 +42,20 @@ extension ServiceCall {
         guard let collectionPath = try defaultCollectionPath() else { throw .noDefaultCollection }
         guard let locked = try collectionLocked(at: collectionPath) else { throw Self.vanished("Properties.Get(Locked)") }
         if locked { throw lockedError(at: [collectionPath], itemExists: false) }
+        guard
+            let created = try sendCreateItem(
+                in: collectionPath, attributes: attributes, label: label, secret: secret, contentType: contentType, replacing: false)
+        else { throw Self.vanished("CreateItem") }
+        return created
+    }
 
+    /// Collection.CreateItem in the collection at `collectionPath`, running the prompt the service
+    /// may ask for within this call's deadline; nil when the collection is gone. With `replacing`,
+    /// the service's replace flag: only where it removes items of exactly these attributes.
+    private func sendCreateItem(
+        in collectionPath: String, attributes: [String: String], label: String, secret: Data, contentType: String,
+        replacing: Bool
+    ) throws(KeyringError) -> String? {
         try requireCurrentSession()
         let table = makeTable(attributes)
         defer { g_hash_table_unref(table) }
@@ -54,7 +67,7 @@ extension ServiceCall {
         guard
             let (itemPath, promptPath) = try callService(
                 collectionPath, interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
-                kr_create_item_tuple(label, table, encoded), reply: "(oo)",
+                kr_create_item_tuple(label, table, encoded, replacing ? 1 : 0), reply: "(oo)",
                 {
                     reply -> (String, String)? in
                     var item: UnsafeMutablePointer<gchar>? = nil
@@ -67,7 +80,7 @@ extension ServiceCall {
                     guard let item, let prompt else { return nil }
                     return (String(cString: item), String(cString: prompt))
                 })
-        else { throw Self.vanished("CreateItem") }
+        else { return nil }
         var created = itemPath
         if created == "/", promptPath != "/" {
             let result = try throwingGError {
@@ -93,7 +106,29 @@ extension ServiceCall {
     }
 
     /// Updates the item whose attributes are exactly `attributes`; false when there is none.
+    /// Searched again when another client's update replaced the item meanwhile.
     func updateExactly(
+        _ attributes: [String: String], secret: Data, contentType: String, label: String
+    ) throws(KeyringError) -> Bool {
+        var attempts = 0
+        while true {
+            do throws(KeyringError) {
+                return try updateExactlyOnce(attributes, secret: secret, contentType: contentType, label: label)
+            } catch let error where error == Self.replacedMeanwhile && attempts < Self.replaceAttempts {
+                attempts += 1
+            }
+        }
+    }
+
+    /// Where updates replace items (`Quirks.keepsItemChanges` false), another client's update of the
+    /// same item gives it a new path between this update's search and its write; the update then
+    /// searches again, and the last writer wins, as with `SetSecret` elsewhere.
+    static let replacedMeanwhile = KeyringError.serviceFailure(
+        domain: "KeyringIdentity", code: -1, message: "another client replaced the item while this update was being made")
+    /// How often an update searches again after `replacedMeanwhile` (each try within the call's deadline).
+    static let replaceAttempts = 8
+
+    private func updateExactlyOnce(
         _ attributes: [String: String], secret: Data, contentType: String, label: String
     ) throws(KeyringError) -> Bool {
         // gnome-keyring stamps schema-less items with xdg:schema=org.freedesktop.Secret.Generic;
@@ -126,6 +161,10 @@ extension ServiceCall {
         describedBy known: [String: String]? = nil
     ) throws(KeyringError) {
         if let (bytes, _) = secret { try Provider.beforeWriting(bytes, attributes: attributes ?? known, in: self) }
+        if !provider().quirks.keepsItemChanges {
+            try replaceItem(at: path, secret: secret, label: label, attributes: attributes)
+            return Provider.afterWriting(in: self)
+        }
         let attributes = try attributesMarkingValue(at: path, setting: attributes, secret: secret?.0)
         if label == nil, attributes == nil, let (bytes, contentType) = secret {
             try setSecret(at: path, bytes, contentType: contentType)
@@ -158,6 +197,61 @@ extension ServiceCall {
         Provider.afterWriting(in: self)
     }
 
+    /// An update where the provider keeps an item's changes in memory only (`Quirks.keepsItemChanges`,
+    /// oo7-daemon): one replacing CreateItem in the item's collection, which the provider saves
+    /// before it answers, with the parts not given as the item has them. Its replace removes only
+    /// items of exactly the attributes sent, so an unchanged item is sent with every attribute the
+    /// provider shows (its own `xdg:content-type` too); new attributes leave the old item, which is
+    /// then deleted. The first such update adds `ProviderAttributes.firstCreated`, so that the item
+    /// keeps its place in `ItemOrder`. The new item's value is read back: a replace the provider
+    /// did not make throws.
+    /// - Throws: `replacedMeanwhile` when another client's update replaced the item first.
+    private func replaceItem(
+        at path: String, secret: (Data, contentType: String)?, label: String?, attributes: [String: String]?
+    ) throws(KeyringError) {
+        guard let current = try properties(at: path, isLocked: false) else { throw Self.replacedMeanwhile }
+        if current.isLocked { throw lockedError(at: [path]) }
+        let value: (bytes: Data, contentType: String)
+        if let secret {
+            value = secret
+        } else if let stored = try self.secret(at: path) {
+            value = stored
+        } else {
+            throw Self.replacedMeanwhile
+        }
+        let collectionPath = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        try BusCall.requireObjectPath(collectionPath, naming: "the item's collection")
+        var sent = attributes ?? current.attributes
+        // The replace makes the item the newest: it keeps the order of its first creation.
+        let first = ProviderAttributes.firstCreated
+        if sent[first] == nil, let stamp = current.attributes[first] ?? current.created.map(ItemOrder.stamp) { sent[first] = stamp }
+        guard
+            let created = try sendCreateItem(
+                in: collectionPath, attributes: sent, label: label ?? current.label, secret: value.bytes,
+                contentType: value.contentType, replacing: true)
+        else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item's collection disappeared") }
+        var kept = created
+        // Still there: its replace matched nothing (the attributes changed), so it is deleted.
+        if created != path, try properties(at: path, isLocked: false) != nil {
+            _ = try throwingGError { secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0) }
+            // oo7-daemon's Delete also removes from its file every item whose attributes include the
+            // deleted one's: when the new attributes only add to the old, the new item is saved again.
+            if let now = try properties(at: created, isLocked: false), current.attributes.allSatisfy({ now.attributes[$0.key] == $0.value }) {
+                guard
+                    let again = try sendCreateItem(
+                        in: collectionPath, attributes: now.attributes, label: now.label, secret: value.bytes,
+                        contentType: value.contentType, replacing: true)
+                else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item's collection disappeared") }
+                kept = again
+            }
+        }
+        // Gone is a later writer's replace (the last writer wins); another value at the new path is not.
+        if let stored = try self.secret(at: kept), stored.bytes != value.bytes {
+            throw .serviceFailure(
+                domain: "KeyringIdentity", code: -1, message: "the provider answered a replacing CreateItem but does not hold the new value")
+        }
+    }
+
     /// The attributes an update sends so that, where the provider saves values late, the item's
     /// non-empty marker follows its value (set before the value: the marker with an empty value
     /// reads as lost, never the reverse); nil when nothing needs sending. Elsewhere, `attributes`.
@@ -176,7 +270,8 @@ extension ServiceCall {
     /// other processes watching the item (`SecretStore.changes()`) learn of the new secret.
     /// Skipped where the provider signals SetSecret itself (KeePassXC).
     func announceSecretChange(at path: String, label: String) throws(KeyringError) {
-        if provider().quirks.signalsSetSecret { return }
+        // A replacing update (`keepsItemChanges` false) was signalled as a deletion and a creation.
+        if provider().quirks.signalsSetSecret || !provider().quirks.keepsItemChanges { return }
         let done: ()? = try callService(
             path, interface: "org.freedesktop.DBus.Properties", method: "Set",
             kr_variant_set_string_tuple("org.freedesktop.Secret.Item", "Label", label), reply: "()"
