@@ -64,6 +64,17 @@ public enum TestProvider {
         }
     }
 
+    /// How a watch reports another process's update of an item: `changed`; where the provider's
+    /// updates replace the item (oo7-daemon, `Quirks.keepsItemChanges`), its deletion and a creation.
+    public static var updateReport: [KeyringChange.Kind] { quirks.keepsItemChanges ? [.changed] : [.deleted, .created] }
+
+    /// Whether `kinds` are the reports of one update or more: `updateReport`, repeated.
+    public static func areUpdates(_ kinds: [KeyringChange.Kind]) -> Bool {
+        let report = updateReport
+        guard !kinds.isEmpty, kinds.count.isMultiple(of: report.count) else { return false }
+        return stride(from: 0, to: kinds.count, by: report.count).allSatisfy { Array(kinds[$0..<$0 + report.count]) == report }
+    }
+
     /// Whether the provider lists a locked collection's items (as locked). gnome-keyring and
     /// KWallet do, so a locked item is known to exist; KeePassXC hides a locked database's items
     /// from every search, so a locked item there reads as `.locked(itemExists: false)`.
