@@ -311,7 +311,7 @@ public struct Keyring: Sendable {
                         // Nobody was handed the item this call made: remove it, so an existing
                         // item leaves the keyring as it was. If that fails, the next read's twin
                         // cleanup removes it.
-                        try? call.deleteItem(at: path)
+                        _ = try? call.deleteItem(at: path)
                         return .existing(item: winner.item, secret: winner.bytes)
                     }
                     return .inserted
@@ -359,7 +359,7 @@ public struct Keyring: Sendable {
             try call.throwIfAnyLocked(items)
             // A miss while a collection is locked may be a hidden item (KeePassXC): not "nothing to delete".
             if items.isEmpty { try call.throwIfLockedMiss(items) }
-            for item in items { try call.deleteItem(at: item.objectPath) }
+            try call.deleteItems(items)
             return items.count
         }
     }

@@ -148,9 +148,7 @@ public struct SecretStore: Sendable {
             try refuseAmbiguous(items)
             // The item reads use, and copies of it that differ at most in the schema stamp.
             let same = Self.comparable(target.attributes)
-            for item in items where item.objectPath == target.objectPath || Self.comparable(item.attributes) == same {
-                try call.deleteItem(at: item.objectPath)
-            }
+            try call.deleteItems(items.filter { $0.objectPath == target.objectPath || Self.comparable($0.attributes) == same })
         }
     }
 

@@ -145,4 +145,31 @@ struct ProviderMatrixTests {
         #expect(items.map(\.label) == ["stored again"], "one item, with the last label")
         #expect(try Keyring.default.search(["service": id]).count == 1, "the updates made no second item")
     }
+
+    /// Deleting an item leaves every other one, also another client's whose attributes include its
+    /// own: oo7-daemon's Delete removes all of those from its file, and its restart lost them.
+    @Test("deleting an item keeps another client's item with more attributes, across the provider's restart", .needs(.secretService))
+    func deleteKeepsWiderItems() throws {
+        try requireTestKeyring()
+        let service = uniqueID("delete-wider")
+        let narrow = ["service": service]
+        defer { _ = try? Keyring.default.delete(narrow) }
+        try Keyring.default.store(Data("narrow".utf8), attributes: narrow, label: "narrow")
+        try Keyring.default.store(Data("updated".utf8), attributes: narrow, label: "narrow")
+        // Every attribute the item has (the provider's and this library's too), and one more;
+        // not KeePassXC's own, which name its entry (Uuid, Path) and no client sets.
+        let item = try #require(try Keyring.default.search(narrow).first)
+        let keePassXCOwn: Set = ["Title", "UserName", "URL", "Notes", "Uuid", "Path"]
+        let wide = item.attributes.filter { !TestProvider.isKeePassXC || !keePassXCOwn.contains($0.key) }.merging(["username": "bob"]) { $1 }
+        try mustRun(secretTool, ["store", "--label", "wide"] + wide.flatMap { [$0.key, $0.value] }, input: Data("bob's".utf8))
+        try Keyring.default.delete(item: item)
+        try keyringCtl("restart")
+        #expect(try mustRun(secretTool, ["lookup", "service", service, "username", "bob"]).text == "bob's")
+        #expect(try Keyring.default.search(narrow).map(\.label) == ["wide"], "the wider item, once")
+        // Both at once, the narrower found first: each is deleted, and stays deleted.
+        try Keyring.default.store(Data("narrow".utf8), attributes: narrow, label: "narrow")
+        #expect(try Keyring.default.delete(narrow) == 2)
+        try keyringCtl("restart")
+        #expect(try Keyring.default.search(narrow).isEmpty)
+    }
 }

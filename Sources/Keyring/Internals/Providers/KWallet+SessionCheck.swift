@@ -67,7 +67,7 @@ enum SessionCheck {
                 Self.verifiedSession.withLock { $0 = session }
                 Self.mismatches.withLock { $0 = 0 }
                 // Processes that used the wallet for the first time together may each have made one.
-                for extra in paths.unlocked.dropFirst() { try? call.deleteItem(at: extra) }
+                for extra in paths.unlocked.dropFirst() { _ = try? call.deleteItem(at: extra) }
                 return
             case .gone: continue
             case .locked: return
@@ -79,7 +79,7 @@ enum SessionCheck {
                 // The one we just wrote through this session is garbage. Another's is garbage only
                 // when a second session disagrees with it too (it was written through a bad
                 // session that did not live to remove it); usually this session is the bad one.
-                if created || count >= 2 { try? call.deleteItem(at: checkPath) }
+                if created || count >= 2 { _ = try? call.deleteItem(at: checkPath) }
                 throw ServiceFailure.sessionKeyRejected.error
             }
         }

@@ -14,6 +14,9 @@ extension Quirks {
         // items of exactly the attributes sent (client/src/file/unlocked_keyring.rs), headless.
         // Another client's replace over this library's item therefore leaves it (answersReplacingCreate).
         quirks.keepsItemChanges = false
+        // Item.Delete removes from the file the items matching the deleted one's attributes
+        // (server/src/collection: keyring.delete(&attributes)), so another item with more goes too.
+        quirks.deletesAttributeSupersets = true
         // A secret's content type is kept, as its xdg:content-type attribute.
         quirks.keepsContentType = true
         return quirks

@@ -50,6 +50,10 @@ package struct Quirks: Equatable, Sendable {
     /// memory only, and its restart brings the old item back: there every update is a replacing
     /// `CreateItem`, which it saves before it answers.
     package var keepsItemChanges: Bool
+    /// `Item.Delete` also removes from the provider's file every item of the collection whose
+    /// attributes include the deleted one's (oo7-daemon deletes by attributes); they stay on the bus
+    /// until its restart. Each is saved again after the delete, as it was.
+    package var deletesAttributeSupersets = false
 
     /// For a daemon nobody knows: a miss is not proof while a collection is locked, paths may move,
     /// writes are read back, prompts are never dismissed, and no path is cached.

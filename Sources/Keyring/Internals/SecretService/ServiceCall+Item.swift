@@ -37,7 +37,7 @@ extension ServiceCall {
         } catch .serviceFailure(let domain, let code, let message) {
             // oo7-daemon refuses every property of an item whose collection is locked. Any failure
             // of that look leaves the first error as it was.
-            let collection = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+            let collection = Self.collectionPath(of: path)
             if (try? BusCall.requireObjectPath(collection, naming: "")) != nil, (try? collectionLocked(at: collection)) == true {
                 throw lockedError(at: [path])
             }

@@ -219,7 +219,7 @@ extension ServiceCall {
         } else {
             throw Self.replacedMeanwhile
         }
-        let collectionPath = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        let collectionPath = Self.collectionPath(of: path)
         try BusCall.requireObjectPath(collectionPath, naming: "the item's collection")
         var sent = attributes ?? current.attributes
         // The replace makes the item the newest: it keeps the order of its first creation.
@@ -231,19 +231,10 @@ extension ServiceCall {
                 contentType: value.contentType, replacing: true)
         else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item's collection disappeared") }
         var kept = created
-        // Still there: its replace matched nothing (the attributes changed), so it is deleted.
+        // Still there: its replace matched nothing (the attributes changed), so it is deleted. When
+        // the new attributes only add to the old, that delete takes the new item too, and saves it again.
         if created != path, try properties(at: path, isLocked: false) != nil {
-            _ = try throwingGError { secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0) }
-            // oo7-daemon's Delete also removes from its file every item whose attributes include the
-            // deleted one's: when the new attributes only add to the old, the new item is saved again.
-            if let now = try properties(at: created, isLocked: false), current.attributes.allSatisfy({ now.attributes[$0.key] == $0.value }) {
-                guard
-                    let again = try sendCreateItem(
-                        in: collectionPath, attributes: now.attributes, label: now.label, secret: value.bytes,
-                        contentType: value.contentType, replacing: true)
-                else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item's collection disappeared") }
-                kept = again
-            }
+            kept = try deleteItem(at: path)[created] ?? created
         }
         // Gone is a later writer's replace (the last writer wins); another value at the new path is not.
         if let stored = try self.secret(at: kept), stored.bytes != value.bytes {
@@ -304,12 +295,56 @@ extension ServiceCall {
 
     /// Item.Delete on the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
     /// locked wallet by hiding it until the wallet opens again, and answers success.
-    func deleteItem(at path: String) throws(KeyringError) {
-        if try properties(at: path, isLocked: false)?.isLocked == true { throw lockedError(at: [path]) }
+    /// - Returns: the new path of each item the delete took along and saved again, by its old path.
+    @discardableResult
+    func deleteItem(at path: String) throws(KeyringError) -> [String: String] {
+        let item = try properties(at: path, isLocked: false)
+        if item?.isLocked == true { throw lockedError(at: [path]) }
+        var takenAlong: [(item: KeyringItem, value: (bytes: Data, contentType: String))] = []
+        if let item, provider().quirks.deletesAttributeSupersets { takenAlong = try itemsDeleted(along: item) }
         _ = try throwingGError {
             secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
         }
+        var moved: [String: String] = [:]
+        for other in takenAlong { moved[other.item.objectPath] = try saveAgain(other) }
         Provider.afterWriting(in: self)
+        return moved
+    }
+
+    /// Deletes `items`, those with the most attributes first: where a delete also takes the items
+    /// whose attributes include the deleted one's (`Quirks.deletesAttributeSupersets`), none of
+    /// them is then saved again only to be deleted next.
+    func deleteItems(_ items: [KeyringItem]) throws(KeyringError) {
+        for item in items.sorted(by: { $0.attributes.count > $1.attributes.count }) { try deleteItem(at: item.objectPath) }
+    }
+
+    /// What a delete of `item` also removes from the provider's file: the other items of its
+    /// collection whose attributes include its own, with their values, read before the delete.
+    private func itemsDeleted(along item: KeyringItem) throws(KeyringError) -> [(item: KeyringItem, value: (bytes: Data, contentType: String))] {
+        let collection = Self.collectionPath(of: item.objectPath)
+        var taken: [(item: KeyringItem, value: (bytes: Data, contentType: String))] = []
+        for other in try search(item.attributes) where other.objectPath != item.objectPath && Self.collectionPath(of: other.objectPath) == collection {
+            if other.isLocked { throw lockedError(at: [other.objectPath]) }
+            // Gone meanwhile: nothing to keep.
+            if let value = try secret(at: other.objectPath) { taken.append((other, value)) }
+        }
+        return taken
+    }
+
+    /// Saves an item a delete took from the provider's file again, as it was: a replacing
+    /// CreateItem of its exact attributes, which replaces the copy still on the bus.
+    private func saveAgain(_ taken: (item: KeyringItem, value: (bytes: Data, contentType: String))) throws(KeyringError) -> String {
+        guard
+            let path = try sendCreateItem(
+                in: Self.collectionPath(of: taken.item.objectPath), attributes: taken.item.attributes, label: taken.item.label,
+                secret: taken.value.bytes, contentType: taken.value.contentType, replacing: true)
+        else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item's collection disappeared") }
+        return path
+    }
+
+    /// The collection an item path lies in: the path up to its last slash.
+    static func collectionPath(of itemPath: String) -> String {
+        String(itemPath[..<(itemPath.lastIndex(of: "/") ?? itemPath.endIndex)])
     }
 
     private func makeTable(_ attributes: [String: String]) -> OpaquePointer {
