@@ -89,28 +89,32 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     /// Reads the legacy value. Throws when the source cannot answer (which is not absence).
     /// A keyring source never matches an identifier item of this library: adopting another
     /// scope's identifier, or deleting it afterwards, would break that scope.
-    /// - Parameter keyring: the resolver's keyring, with the time left of its call as its timeout;
-    ///   nil when the resolver has none, and then a keyring source cannot be read.
-    func read(keyring: Keyring?) throws(IdentityError) -> Reading {
+    /// - Parameter budget: the resolver call's budget: each keyring call gets the time left then,
+    ///   and without a keyring a keyring source cannot be read.
+    func read(budget: Budget) throws(IdentityError) -> Reading {
         let bytes: Data?
         var item: KeyringItem?
         switch kind {
         case .keyringItem(let attributes):
-            guard let keyring else { throw noKeyring }
+            guard budget.hasKeyring else { throw noKeyring }
             do throws(KeyringError) {
                 // A miss that a locked collection may hide is "locked": KeePassXC hides a locked
                 // database's items, so the legacy item may be there (gnome-keyring lists them).
-                let items = try keyring.searchProvingMiss(attributes) { $0.attributes["identity-scope"] == nil }
+                let items = try budget.call { keyring throws(KeyringError) in
+                    try keyring.searchProvingMiss(attributes) { $0.attributes["identity-scope"] == nil }
+                }
                 guard let readable = items.first else { return .absent }
-                bytes = try keyring.secret(of: readable)
+                bytes = try budget.call { keyring throws(KeyringError) in try keyring.secret(of: readable) }
                 item = readable
             } catch {
                 throw .keyring(error)
             }
         case .secretStore(let identifier, let group):
-            guard let keyring else { throw noKeyring }
+            guard budget.hasKeyring else { throw noKeyring }
             do throws(KeyringError) {
-                let found = try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).storedItem()
+                let found = try budget.call { keyring throws(KeyringError) in
+                    try SecretStore(identifier: identifier, accessGroup: group, keyring: keyring).storedItem()
+                }
                 bytes = found?.value
                 item = found?.item
             } catch {
@@ -130,14 +134,18 @@ public struct MigrationSource: Sendable, CustomStringConvertible {
     }
 
     /// Deletes the legacy copy, and only it (only called after a verified migration).
-    func removeLegacy(item: KeyringItem?, keyring: Keyring?) throws(IdentityError) {
+    func removeLegacy(item: KeyringItem?, budget: Budget) throws(IdentityError) {
         guard removesLegacyCopy else { return }
         switch kind {
         case .keyringItem, .secretStore:
             // Exactly the item the value was read from; other clients' items stay. Only the
             // resolver's keyring, with its time left: never `Keyring.default`.
-            guard let item, let keyring else { return }
-            do throws(KeyringError) { try keyring.delete(item: item) } catch { throw .keyring(error) }
+            guard let item, budget.hasKeyring else { return }
+            do throws(KeyringError) {
+                try budget.call { keyring throws(KeyringError) in try keyring.delete(item: item) }
+            } catch {
+                throw .keyring(error)
+            }
         case .file(let path):
             if unlink(path) != 0 && errno != ENOENT { throw unreadable(Errno.text(errno)) }
         case .machineID:

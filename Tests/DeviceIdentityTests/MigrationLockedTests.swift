@@ -23,7 +23,7 @@ struct MigrationLockedTests {
     /// The keyring error a source read throws; records an issue when it answers instead.
     func lockedRead(_ source: MigrationSource, sourceLocation: SourceLocation = #_sourceLocation) -> KeyringError? {
         do {
-            let reading = try source.read(keyring: Keyring(timeout: .seconds(5), unlock: .never))
+            let reading = try source.read(budget: Budget(timeout: .seconds(5), keyring: Keyring(timeout: .seconds(5), unlock: .never)))
             Issue.record("expected locked, the source answered \(reading)", sourceLocation: sourceLocation)
         } catch .keyring(let error) {
             return error
@@ -54,7 +54,7 @@ struct MigrationLockedTests {
                 return
             }
         } else {
-            let reading = try MigrationSource.keyringItem(legacy).read(keyring: Keyring(timeout: .seconds(5), unlock: .never))
+            let reading = try MigrationSource.keyringItem(legacy).read(budget: Budget(timeout: .seconds(5), keyring: Keyring(timeout: .seconds(5), unlock: .never)))
             guard case .absent = reading else {
                 Issue.record("no match at all where locked matches are listed is absent, got \(reading)")
                 return

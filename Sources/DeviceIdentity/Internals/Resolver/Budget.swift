@@ -28,8 +28,11 @@ final class Budget {
 
     var isCancelled: Bool { cancellation?.isCancelled ?? false }
 
+    /// Whether the resolver has a keyring to call.
+    var hasKeyring: Bool { keyring != nil }
+
     /// The keyring with the time left as its timeout; nil without a keyring or time.
-    var currentKeyring: Keyring? {
+    private var currentKeyring: Keyring? {
         guard var keyring else { return nil }
         keyring.timeout = max(deadline.remaining, .milliseconds(1))
         return keyring

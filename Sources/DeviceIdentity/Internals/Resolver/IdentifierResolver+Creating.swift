@@ -19,7 +19,7 @@ extension IdentifierResolver {
         var rejected: [MigrationReport.Rejection] = []
         var adopted: (value: String, item: KeyringItem?, source: MigrationSource)?
         for source in migrations {
-            switch try source.read(keyring: budget.currentKeyring) {
+            switch try source.read(budget: budget) {
             case .value(let value, let item):
                 adopted = (value, item, source)
             case .absent:
@@ -104,7 +104,7 @@ extension IdentifierResolver {
         // when this resolver has no keyring at all.
         var removed = false
         if let adopted, !adoptedExisting, adopted.source.removesLegacyCopy, stores.contains(.keyring) || keyring == nil {
-            try adopted.source.removeLegacy(item: adopted.item, keyring: budget.currentKeyring)
+            try adopted.source.removeLegacy(item: adopted.item, budget: budget)
             removed = true
         } else if let adopted, !adoptedExisting, adopted.source.removesLegacyCopy {
             notes.conflicts.append("the legacy copy was kept because the keyring does not hold the identifier yet")
