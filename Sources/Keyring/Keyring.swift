@@ -311,7 +311,11 @@ public struct Keyring: Sendable {
                         // Nobody was handed the item this call made: remove it, so an existing
                         // item leaves the keyring as it was. If that fails, the next read's twin
                         // cleanup removes it.
-                        _ = try? call.deleteItem(at: path)
+                        do throws(KeyringError) {
+                            try call.deleteItem(at: path)
+                        } catch let error where ServiceCall.isSaveAgainFailure(error) {
+                            throw error
+                        } catch {}
                         return .existing(item: winner.item, secret: winner.bytes)
                     }
                     return .inserted
@@ -406,6 +410,8 @@ public struct Keyring: Sendable {
             guard let path = try call.currentPath(of: item) else { return }
             do throws(KeyringError) {
                 try call.deleteItem(at: path)
+            } catch let error where ServiceCall.isSaveAgainFailure(error) {
+                throw error
             } catch {
                 // Only an item that is really gone makes a failed delete a success; one a locked
                 // collection may hide (KeePassXC) is not known to be gone.

@@ -166,8 +166,12 @@ struct ProviderMatrixTests {
         try keyringCtl("restart")
         #expect(try mustRun(secretTool, ["lookup", "service", service, "username", "bob"]).text == "bob's")
         #expect(try Keyring.default.search(narrow).map(\.label) == ["wide"], "the wider item, once")
-        // Both at once, the narrower found first: each is deleted, and stays deleted.
+        // Both at once, the narrower made first: each is deleted, none saved again, and none back.
+        #expect(try Keyring.default.delete(narrow) == 1)
         try Keyring.default.store(Data("narrow".utf8), attributes: narrow, label: "narrow")
+        let again = try #require(try Keyring.default.search(narrow).first)
+        let wideAgain = again.attributes.filter { !TestProvider.isKeePassXC || !keePassXCOwn.contains($0.key) }.merging(["username": "bob"]) { $1 }
+        try mustRun(secretTool, ["store", "--label", "wide"] + wideAgain.flatMap { [$0.key, $0.value] }, input: Data("bob's".utf8))
         #expect(try Keyring.default.delete(narrow) == 2)
         try keyringCtl("restart")
         #expect(try Keyring.default.search(narrow).isEmpty)

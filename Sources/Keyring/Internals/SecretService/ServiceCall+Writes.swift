@@ -295,34 +295,44 @@ extension ServiceCall {
 
     /// Item.Delete on the item at `path`, unless it reports Locked: KWallet "deletes" an item of a
     /// locked wallet by hiding it until the wallet opens again, and answers success.
+    /// - Parameter batch: the items this call deletes next: a delete that takes them along leaves them.
     /// - Returns: the new path of each item the delete took along and saved again, by its old path.
+    /// - Throws: `saveAgainFailed` when an item the delete took along could not be saved again
+    ///   (the others were): the item at `path` is deleted then.
     @discardableResult
-    func deleteItem(at path: String) throws(KeyringError) -> [String: String] {
+    func deleteItem(at path: String, batch: Set<String> = []) throws(KeyringError) -> [String: String] {
         let item = try properties(at: path, isLocked: false)
         if item?.isLocked == true { throw lockedError(at: [path]) }
-        var takenAlong: [(item: KeyringItem, value: (bytes: Data, contentType: String))] = []
-        if let item, provider().quirks.deletesAttributeSupersets { takenAlong = try itemsDeleted(along: item) }
+        var takenAlong: [TakenItem] = []
+        if let item, provider().quirks.deletesAttributeSupersets {
+            takenAlong = try itemsDeleted(along: item).filter { !batch.contains($0.item.objectPath) }
+        }
         _ = try throwingGError {
             secret_service_delete_item_dbus_path_sync(service, path, cancellable, $0)
         }
-        var moved: [String: String] = [:]
-        for other in takenAlong { moved[other.item.objectPath] = try saveAgain(other) }
+        let moved = try saveAgain(takenAlong)
         Provider.afterWriting(in: self)
         return moved
     }
 
-    /// Deletes `items`, those with the most attributes first: where a delete also takes the items
-    /// whose attributes include the deleted one's (`Quirks.deletesAttributeSupersets`), none of
-    /// them is then saved again only to be deleted next.
+    /// Deletes `items`; where a delete takes others along (`Quirks.deletesAttributeSupersets`),
+    /// those of `items` are not saved again only to be deleted next.
     func deleteItems(_ items: [KeyringItem]) throws(KeyringError) {
-        for item in items.sorted(by: { $0.attributes.count > $1.attributes.count }) { try deleteItem(at: item.objectPath) }
+        var remaining = Set(items.map(\.objectPath))
+        for item in items {
+            remaining.remove(item.objectPath)
+            try deleteItem(at: item.objectPath, batch: remaining)
+        }
     }
 
+    /// An item a delete took from the provider's file, and its value, read before the delete.
+    private typealias TakenItem = (item: KeyringItem, value: (bytes: Data, contentType: String))
+
     /// What a delete of `item` also removes from the provider's file: the other items of its
-    /// collection whose attributes include its own, with their values, read before the delete.
-    private func itemsDeleted(along item: KeyringItem) throws(KeyringError) -> [(item: KeyringItem, value: (bytes: Data, contentType: String))] {
+    /// collection whose attributes include its own (its twins too), with their values.
+    private func itemsDeleted(along item: KeyringItem) throws(KeyringError) -> [TakenItem] {
         let collection = Self.collectionPath(of: item.objectPath)
-        var taken: [(item: KeyringItem, value: (bytes: Data, contentType: String))] = []
+        var taken: [TakenItem] = []
         for other in try search(item.attributes) where other.objectPath != item.objectPath && Self.collectionPath(of: other.objectPath) == collection {
             if other.isLocked { throw lockedError(at: [other.objectPath]) }
             // Gone meanwhile: nothing to keep.
@@ -331,15 +341,40 @@ extension ServiceCall {
         return taken
     }
 
-    /// Saves an item a delete took from the provider's file again, as it was: a replacing
-    /// CreateItem of its exact attributes, which replaces the copy still on the bus.
-    private func saveAgain(_ taken: (item: KeyringItem, value: (bytes: Data, contentType: String))) throws(KeyringError) -> String {
-        guard
-            let path = try sendCreateItem(
-                in: Self.collectionPath(of: taken.item.objectPath), attributes: taken.item.attributes, label: taken.item.label,
-                secret: taken.value.bytes, contentType: taken.value.contentType, replacing: true)
-        else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item's collection disappeared") }
-        return path
+    /// Saves the items a delete took from the provider's file again, as they were: CreateItem with
+    /// each one's exact attributes. The first of each set of attributes replaces the copies still
+    /// on the bus (its replace removes every item of exactly those); its twins are made beside it.
+    /// Every item is tried, whatever failed before it.
+    private func saveAgain(_ taken: [TakenItem]) throws(KeyringError) -> [String: String] {
+        var moved: [String: String] = [:]
+        var replaced: Set<[String: String]> = []
+        var failures: [KeyringError] = []
+        for other in taken {
+            do throws(KeyringError) {
+                guard
+                    let path = try sendCreateItem(
+                        in: Self.collectionPath(of: other.item.objectPath), attributes: other.item.attributes, label: other.item.label,
+                        secret: other.value.bytes, contentType: other.value.contentType,
+                        replacing: replaced.insert(other.item.attributes).inserted)
+                else { throw .serviceFailure(domain: "libsecret", code: -1, message: "the item's collection disappeared") }
+                moved[other.item.objectPath] = path
+            } catch {
+                failures.append(error)
+            }
+        }
+        guard let first = failures.first else { return moved }
+        throw .serviceFailure(
+            domain: "KeyringIdentity", code: Self.saveAgainFailedCode,
+            message: "the provider's delete also removed \(taken.count) other item(s) from its file, and \(failures.count) could not be saved again (\(first)); they are lost when it restarts")
+    }
+
+    /// The code of `saveAgain`'s failure, apart from ServiceFailure's own codes: callers that take
+    /// a failed delete of a vanished item for success must not take this one so.
+    private static let saveAgainFailedCode: Int32 = -12
+
+    /// True for `saveAgain`'s failure: the delete was made, and another item was lost with it.
+    static func isSaveAgainFailure(_ error: KeyringError) -> Bool {
+        if case .serviceFailure("KeyringIdentity", saveAgainFailedCode, _) = error { true } else { false }
     }
 
     /// The collection an item path lies in: the path up to its last slash.
