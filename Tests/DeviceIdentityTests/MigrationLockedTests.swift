@@ -54,7 +54,8 @@ struct MigrationLockedTests {
                 return
             }
         } else {
-            let reading = try MigrationSource.keyringItem(legacy).read(budget: Budget(timeout: .seconds(5), keyring: Keyring(timeout: .seconds(5), unlock: .never)))
+            let budget = Budget(timeout: .seconds(5), keyring: Keyring(timeout: .seconds(5), unlock: .never))
+            let reading = try MigrationSource.keyringItem(legacy).read(budget: budget)
             guard case .absent = reading else {
                 Issue.record("no match at all where locked matches are listed is absent, got \(reading)")
                 return

@@ -333,7 +333,10 @@ extension ServiceCall {
     private func itemsDeleted(along item: KeyringItem) throws(KeyringError) -> [TakenItem] {
         let collection = Self.collectionPath(of: item.objectPath)
         var taken: [TakenItem] = []
-        for other in try search(item.attributes) where other.objectPath != item.objectPath && Self.collectionPath(of: other.objectPath) == collection {
+        let others = try search(item.attributes).filter {
+            $0.objectPath != item.objectPath && Self.collectionPath(of: $0.objectPath) == collection
+        }
+        for other in others {
             if other.isLocked { throw lockedError(at: [other.objectPath]) }
             // Gone meanwhile: nothing to keep.
             if let value = try secret(at: other.objectPath) { taken.append((other, value)) }
@@ -365,7 +368,8 @@ extension ServiceCall {
         guard let first = failures.first else { return moved }
         throw .serviceFailure(
             domain: "KeyringIdentity", code: Self.saveAgainFailedCode,
-            message: "the provider's delete also removed \(taken.count) other item(s) from its file, and \(failures.count) could not be saved again (\(first)); they are lost when it restarts")
+            message: "the provider's delete also removed \(taken.count) other item(s) from its file, and \(failures.count) "
+                + "could not be saved again (\(first)); they are lost when it restarts")
     }
 
     /// The code of `saveAgain`'s failure, apart from ServiceFailure's own codes: callers that take
