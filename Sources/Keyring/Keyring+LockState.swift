@@ -1,6 +1,6 @@
 // Lock state: asking whether a collection is locked, and locking or unlocking the default one.
-// The D-Bus calls and the prompt wait live in Internals/SecretService/ServiceCall+Prompt.swift, the one home
-// of lock changes, which the unlock-on-demand of every other call uses too.
+// Each store does it its own way (`KeyringStore`); the Secret Service's lives in
+// Internals/SecretService/ServiceCall+Prompt.swift, with the unlock-on-demand of every other call.
 
 extension Keyring {
     /// Whether the default collection (the one `store` and a first `SecretStore` write use) is
@@ -11,10 +11,7 @@ extension Keyring {
     /// - Throws: `KeyringError.noDefaultCollection` when the service has none, `.noSecretService`,
     ///   `.noSessionBus`, `.timedOut`, or (file backend) the file's errors such as `.wrongKey`.
     public func isLocked() throws(KeyringError) -> Bool {
-        if let localKeyring { return try localKeyring.isLocked(timeout: timeout) }
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
-            try call.defaultCollectionLocked().locked
-        }
+        try store.isLocked(options)
     }
 
     /// Locks the default collection: its secrets cannot be read until it is unlocked again (by
@@ -26,22 +23,7 @@ extension Keyring {
     ///   from the Secret portal whenever the app runs), `.serviceFailure` when the service leaves
     ///   the collection unlocked, or another `KeyringError`.
     public func lockCollection() throws(KeyringError) {
-        if let localKeyring { return try localKeyring.lock(timeout: timeout) }
-        try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
-            let (path, locked) = try call.defaultCollectionLocked()
-            if locked { return }
-            switch try call.changeLock(.lock, of: path) {
-            case .completed: break
-            case .dismissed:
-                // KeePassXC 2.7.4 does this while one of its dialogs is open (an unlock dialog a
-                // client left unanswered): it then locks nothing until that dialog closes.
-                throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: Self.lockRefused)
-            case .unanswered: throw call.callDeadline.timedOut
-            }
-            if try call.collectionLocked(at: path) != true {
-                throw .serviceFailure(domain: "KeyringIdentity", code: -1, message: "the service did not lock the default collection")
-            }
-        }
+        try store.lockCollection(options)
     }
 
     /// Unlocks the default collection through the service's unlock prompt (the desktop's dialog,
@@ -55,14 +37,7 @@ extension Keyring {
     ///   `.dismissed` when the user cancelled it or no dialog could be shown, `.unanswered` when
     ///   nobody answered before the timeout; `.noDefaultCollection`, `.cancelled`, or another `KeyringError`.
     public func unlockCollection() throws(KeyringError) {
-        if let localKeyring { return try localKeyring.unlock(timeout: timeout, policy: unlock) }
-        // A locked collection throws `.locked`, which `ServiceCall.run` under `.prompt` answers with
-        // the unlock prompt and one more run: the unlock path every call takes, nothing of its own.
-        try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
-            // Named, so that the unlock opens the default collection, as documented, and nothing else.
-            let collection = try call.defaultCollectionLocked()
-            if collection.locked { throw call.lockedError(at: [collection.path], itemExists: false) }
-        }
+        try store.unlockCollection(options)
     }
 }
 
@@ -80,12 +55,7 @@ extension SecretStore {
     /// - Throws: `KeyringError.noDefaultCollection` when there is no item and no default
     ///   collection, or another `KeyringError`.
     public func isLocked() throws(KeyringError) -> Bool {
-        if keyring.usesLocalCollection { return try keyring.isLocked() }
-        return try ServiceCall.run(timeout: keyring.timeout) { call throws(KeyringError) in
-            let items = try call.search(searchAttributes).filter(owns)
-            if !items.isEmpty { return items.contains(where: \.isLocked) }
-            return try call.defaultCollectionLocked().locked
-        }
+        try keyring.store.isLocked(of: self, keyring.options)
     }
 }
 

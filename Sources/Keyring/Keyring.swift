@@ -68,13 +68,7 @@ public struct Keyring: Sendable {
     ///   or another `KeyringError` when the service cannot answer or an attribute is invalid.
     public func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes)
-        if usesLocalCollection { return try localSearch(attributes) }
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
-            let found = try call.search(attributes)
-            // Nothing found while a locked KeePassXC database may hide matches is not "no items".
-            if found.isEmpty, try call.missCouldBeHidden() { throw .locked(itemExists: false) }
-            return found
-        }
+        return try store.search(attributes, options)
     }
 
     /// The secret of the oldest item matching `attributes`.
@@ -86,10 +80,7 @@ public struct Keyring: Sendable {
     ///   list locked matches, so there nothing found is nil).
     public func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesLocalCollection { return try localReadAll(attributes).first?.secret }
-        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
-            try call.lookup(attributes)
-        }
+        return try store.lookup(attributes, options)
     }
 
     /// The oldest item matching `attributes` (in `KeyringItem.isOlder` order), with its secret, in one call.
@@ -98,10 +89,7 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked` as `lookup(_:)` does, or another `KeyringError`.
     public func firstItem(_ attributes: [String: String]) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesLocalCollection { return try localReadAll(attributes).first }
-        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
-            try call.readFirst(try call.search(attributes)).map { ($0.item, $0.bytes) }
-        }
+        return try store.firstItem(attributes, options)
     }
 
     /// Every item matching `attributes`, each with its secret, oldest first (`KeyringItem.isOlder`).
@@ -118,22 +106,7 @@ public struct Keyring: Sendable {
     /// listed with an empty value instead of failing the read.
     private func readAll(_ attributes: [String: String], lostAsEmpty: Bool) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesLocalCollection { return try localReadAll(attributes) }
-        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> [(item: KeyringItem, secret: Data)] in
-            let items = try call.search(attributes)
-            try call.throwIfAnyLocked(items)
-            var result: [(item: KeyringItem, secret: Data)] = []
-            for item in items {
-                do throws(KeyringError) {
-                    // Deleted between the search and this read: not there any more.
-                    if let (bytes, _) = try call.secretOfExistingItem(at: item.objectPath) { result.append((item, bytes)) }
-                } catch .valueLost where lostAsEmpty {
-                    result.append((item, Data()))
-                }
-            }
-            if result.isEmpty { try call.throwIfLockedMiss([]) }
-            return result
-        }
+        return try store.readAll(attributes, lostAsEmpty: lostAsEmpty, options)
     }
 
     /// `readAll(_:)` for values that are not secrets, such as identifiers: when matches exist,
@@ -146,32 +119,7 @@ public struct Keyring: Sendable {
     /// - Throws: what `readAll(_:)` throws, but `.valueLost`.
     package func readAllNonSecret(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesLocalCollection { return try readAll(attributes) }
-        return try plainFirst(attributes, withProperties: true) { found in
-            found.map { (item: $0.item!, secret: $0.secret) }
-        } otherwise: { rest throws(KeyringError) in
-            try rest.readAll(attributes, lostAsEmpty: true)
-        }
-    }
-
-    /// Tries `PlainRead`; when it declines, runs `fullPath` on a copy of this keyring whose
-    /// timeout is what is left. A timeout anywhere reports this keyring's whole timeout.
-    private func plainFirst<T>(
-        _ attributes: [String: String], withProperties: Bool, _ found: ([PlainRead.Match]) -> T,
-        otherwise fullPath: (Keyring) throws(KeyringError) -> T
-    ) throws(KeyringError) -> T {
-        let deadline = CallDeadline(timeout: timeout)
-        if let matches = try PlainRead.read(attributes, withProperties: withProperties, until: deadline) {
-            return found(matches)
-        }
-        var rest = self
-        rest.timeout = deadline.remaining
-        if deadline.hasPassed { throw deadline.timedOut }
-        do throws(KeyringError) {
-            return try fullPath(rest)
-        } catch .timedOut {
-            throw deadline.timedOut
-        }
+        return try store.readAllNonSecret(attributes, options)
     }
 
     /// Stores `secret` under exactly `attributes` in the default collection. An item whose
@@ -193,18 +141,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(label, what: "the label")
         let contentType = try AttributeRules.contentType(contentType, for: secret)
         try AttributeRules.validateSecret(secret, what: "the secret")
-        if usesLocalCollection { return try localStore(secret, attributes: attributes, label: label, contentType: contentType) }
-        let deadline = CallDeadline(timeout: timeout)
-        try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
-            try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) in
-                call.notes.mayCreate = true
-                if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
-                try CreationLock.with(call, for: attributes) { () throws(KeyringError) in
-                    if try call.updateExactly(attributes, secret: secret, contentType: contentType, label: label) { return }
-                    try call.createItem(attributes: attributes, label: label, secret: secret, contentType: contentType)
-                }
-            }
-        }
+        try store.store(secret, attributes: attributes, label: label, contentType: contentType, options)
     }
 
     /// Runs `body` while holding the lock every creation of an item matching `attributes` takes
@@ -219,25 +156,7 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.timedOut` when the lock is not free within the timeout, or what `body` throws.
     public func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesLocalCollection { return try localWithCreationLock(body) }
-        let deadline = CallDeadline(timeout: timeout)
-        return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> T in
-            let name = CreationLock.lockName(for: attributes)
-            let acquisition = try ServiceCall.run(deadline: deadline) { call throws(KeyringError) in
-                try CreationLock.acquire(name, in: call)
-            }
-            switch acquisition {
-            case .acquired(let owned):
-                // Straight on the owning connection: waiting for the service gate, which another
-                // thread may hold on a hung daemon, could drop the release and keep the name till exit.
-                defer { owned.release() }
-                return try body()
-            case .alreadyOwned:
-                return try body()
-            case .refused:
-                return try CreationFallbackLock.with(deadline, isCancelled: { Deadline.isCancelled(nil) }, body)
-            }
-        }
+        return try store.withCreationLock(for: attributes, options, body)
     }
 
     /// Creates an item only when none matching `matching` exists; otherwise returns the existing
@@ -282,50 +201,9 @@ public struct Keyring: Sendable {
             guard stampsFirstMade, let name = order.firstMadeAttribute else { return attributes }
             return attributes.merging([name: ItemOrder.stamp(Date())]) { _, now in now }
         }
-        if usesLocalCollection {
-            return try localInsertIfAbsent(
-                secret, attributes: stamped, matching: matching, label: label, order: order, contentType: contentType)
-        }
-        let deadline = CallDeadline(timeout: timeout)
-        return try ProcessCreationLock.with(deadline, cancellation: nil) { () throws(KeyringError) -> InsertOutcome in
-            try ServiceCall.run(deadline: deadline, unlock: unlock) { call throws(KeyringError) -> InsertOutcome in
-                call.notes.mayCreate = true
-                return try CreationLock.with(call, for: matching) { (exclusive: Bool) throws(KeyringError) -> InsertOutcome in
-                    if let found = try call.readFirst(try call.search(matching), order: order) {
-                        return .existing(item: found.item, secret: found.bytes)
-                    }
-                    TestPause.at("before-create")
-                    let path = try call.createItem(attributes: stamped(), label: label, secret: secret, contentType: contentType)
-                    // Always search again: a creator the lock did not exclude (the bus refused the
-                    // name, a client that takes no lock) may have stored one too. Converge on
-                    // "the" item, as every reader does.
-                    var winner = try call.readFirst(try call.search(matching), order: order)
-                    if !exclusive, winner?.item.objectPath == path {
-                        // Only the flock stood in: a twin stamped before this one may still be on
-                        // its way. Let it appear (within the deadline) before this one is handed out.
-                        TestPause.at("after-create")
-                        deadline.sleep(upTo: min(Self.settleDelay, deadline.remaining / 2))
-                        winner = try call.readFirst(try call.search(matching), order: order)
-                    }
-                    if let winner, winner.item.objectPath != path {
-                        // Nobody was handed the item this call made: remove it, so an existing
-                        // item leaves the keyring as it was. If that fails, the next read's twin
-                        // cleanup removes it.
-                        do throws(KeyringError) {
-                            try call.deleteItem(at: path)
-                        } catch let error where ServiceCall.isSaveAgainFailure(error) {
-                            throw error
-                        } catch {}
-                        return .existing(item: winner.item, secret: winner.bytes)
-                    }
-                    return .inserted
-                }
-            }
-        }
+        return try store.insertIfAbsent(
+            secret, attributes: stamped, matching: matching, label: label, contentType: contentType, order: order, options)
     }
-
-    /// How long a creator the bus lock did not exclude waits for a twin before handing its value out.
-    static let settleDelay: Duration = .seconds(1)
 
     /// The value when exactly one item matches and it can be read: one SearchItems and one
     /// GetSecrets call, through a `plain` session when it reads plainly (so only for values that
@@ -333,20 +211,7 @@ public struct Keyring: Sendable {
     /// `search(_:)`). For DeviceIdentity's common path; package API, not public.
     package func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesLocalCollection {
-            let all = try localReadAll(attributes)
-            return all.count == 1 ? all[0].secret : nil
-        }
-        // Only identifiers come here: the value may travel without encryption (see readAllNonSecret).
-        return try plainFirst(attributes, withProperties: false) { found in
-            found.count == 1 ? found[0].secret : nil
-        } otherwise: { rest throws(KeyringError) in
-            try ServiceCall.run(timeout: rest.timeout) { call throws(KeyringError) -> Data? in
-                let paths = try call.searchItems(attributes)
-                guard paths.unlocked.count == 1, paths.locked.isEmpty else { return nil }
-                return try call.secret(at: paths.unlocked[0])?.bytes
-            }
-        }
+        return try store.soleSecret(attributes, options)
     }
 
     /// Deletes every unlocked item whose attributes include `attributes`.
@@ -357,15 +222,7 @@ public struct Keyring: Sendable {
     @discardableResult
     public func delete(_ attributes: [String: String]) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesLocalCollection { return try localDelete(attributes) }
-        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
-            let items = try call.search(attributes)
-            try call.throwIfAnyLocked(items)
-            // A miss while a collection is locked may be a hidden item (KeePassXC): not "nothing to delete".
-            if items.isEmpty { try call.throwIfLockedMiss(items) }
-            try call.deleteItems(items)
-            return items.count
-        }
+        return try store.delete(attributes, options)
     }
 
     /// The secret of one item from `search(_:)`.
@@ -375,26 +232,7 @@ public struct Keyring: Sendable {
     ///   `.invalidArgument` for an item whose path is no D-Bus object path (another backend's), with
     ///   no call sent; or another `KeyringError`.
     public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
-        if usesLocalCollection { return try localSecret(of: item) }
-        try BusCall.requireObjectPath(item.objectPath, naming: "the item's path")
-        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) -> Data? in
-            // KWallet renumbers its items on a restart: the path may name another item now, and the
-            // item found locked may be at another path, so it is found first, then its lock asked.
-            guard let path = try call.currentPath(of: item) else {
-                // Gone, or hidden by a locked collection (KeePassXC hides a locked database's items).
-                if try call.itemCouldBeHidden(at: item.objectPath) {
-                    throw item.isLocked ? call.lockedError(at: [item.objectPath]) : .locked(itemExists: false)
-                }
-                return nil
-            }
-            // The item was locked when searched; it may have been unlocked since (by a prompt too).
-            if item.isLocked, try call.properties(at: path, isLocked: false)?.isLocked != false {
-                throw call.lockedError(at: [path])
-            }
-            if let secret = try call.secretOfExistingItem(at: path) { return secret.bytes }
-            if try call.itemCouldBeHidden(at: path) { throw .locked(itemExists: false) }
-            return nil
-        }
+        try store.secret(of: item, options)
     }
 
     /// Deletes exactly one item from `search(_:)`, and nothing else. Deleting a vanished item succeeds.
@@ -403,22 +241,7 @@ public struct Keyring: Sendable {
     ///   item whose path is no D-Bus object path (another backend's), with no call sent; or another
     ///   `KeyringError`.
     public func delete(item: KeyringItem) throws(KeyringError) {
-        if usesLocalCollection { return try localDelete(item: item) }
-        try BusCall.requireObjectPath(item.objectPath, naming: "the item's path")
-        return try ServiceCall.run(timeout: timeout, unlock: unlock) { call throws(KeyringError) in
-            // KWallet renumbers its items on a restart: never delete another item at its old path.
-            guard let path = try call.currentPath(of: item) else { return }
-            do throws(KeyringError) {
-                try call.deleteItem(at: path)
-            } catch let error where ServiceCall.isSaveAgainFailure(error) {
-                throw error
-            } catch {
-                // Only an item that is really gone makes a failed delete a success; one a locked
-                // collection may hide (KeePassXC) is not known to be gone.
-                if try call.properties(at: path, isLocked: false) != nil { throw error }
-                if try call.itemCouldBeHidden(at: path) { throw .locked(itemExists: false) }
-            }
-        }
+        try store.delete(item: item, options)
     }
 
     /// True when the environment names a session bus: `DBUS_SESSION_BUS_ADDRESS` is set, or
@@ -430,31 +253,6 @@ public struct Keyring: Sendable {
     /// default collection exists and is locked. Never throws: problems are in `problem`.
     /// - Returns: the status of the service and its default collection.
     public func status() -> ServiceStatus {
-        if usesLocalCollection { return localStatus() }
-        var status = ServiceStatus(
-            isReachable: false, provider: nil, hasDefaultCollection: false, isLocked: false,
-            defaultCollectionLabel: nil, problem: nil)
-        do {
-            try ServiceCall.run(timeout: timeout) { call throws(KeyringError) in
-                // Reachable only once the daemon has answered a call (a stopped daemon has not).
-                let collection = try call.defaultCollectionState()
-                status.isReachable = true
-                status.provider = Provider.processName(in: call)
-                status.defaultCollectionLabel = collection?.label
-                status.hasDefaultCollection = collection != nil
-                status.isLocked = collection?.locked ?? false
-                // For display only: a collection that cannot be read leaves the list empty, and the
-                // status (what calls depend on) stands.
-                status.collections = (try? call.collectionStatuses()) ?? []
-            }
-            if !status.hasDefaultCollection {
-                status.problem = .noDefaultCollection
-            } else if status.isLocked {
-                status.problem = .locked(itemExists: false)
-            }
-        } catch {
-            status.problem = error
-        }
-        return status
+        store.status(options)
     }
 }

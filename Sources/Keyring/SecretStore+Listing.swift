@@ -90,13 +90,6 @@ extension SecretStore {
             attributes[name] = value
         }
         if attributes.isEmpty { throw .invalidArgument("give an identifier, an access group or both to list") }
-        if keyring.usesLocalCollection { return try keyring.localList(attributes).map(Listing.init) }
-        return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) { call throws(KeyringError) -> [Listing] in
-            let items = try call.search(attributes)
-            // A locked item whose attributes cannot be read cannot say whose it is: not listable.
-            if items.contains(where: \.hidesAttributes) { throw .locked(itemExists: true) }
-            if items.isEmpty { try call.throwIfLockedMiss(items) }
-            return items.map(Listing.init)
-        }
+        return try keyring.store.list(attributes, keyring.options).map(Listing.init)
     }
 }

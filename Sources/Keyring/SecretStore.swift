@@ -100,21 +100,7 @@ public struct SecretStore: Sendable {
     /// - Returns: the bytes, or nil when there is no item (or the item lacks that attribute).
     /// - Throws: `KeyringError.locked` when the item exists but is locked, or another `KeyringError`.
     public func data(forKey key: Key) throws(KeyringError) -> Data? {
-        if keyring.usesLocalCollection { return try localData(forKey: key) }
-        return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
-            call throws(KeyringError) in
-            if key == .valueData { return try readValue(call) }
-            let items = try call.search(searchAttributes).filter(owns)
-            try call.throwIfAnyLocked(items)
-            guard let item = items.first else {
-                try call.throwIfLockedMiss(items)
-                return nil
-            }
-            switch key {
-            case .label: return Data(item.label.utf8)
-            default: return item.attributes[key.attributeName].map { Data($0.utf8) }
-            }
-        }
+        try keyring.store.data(forKey: key, of: self, keyring.options)
     }
 
     /// Writes one key from bytes. For `.valueData` the bytes are stored exactly, as
@@ -138,18 +124,7 @@ public struct SecretStore: Sendable {
     ///   collection may hide matches (KeePassXC); `.ambiguousItem` for a wrapper without an
     ///   account when several accounts' items match. Nothing is removed then. Or another `KeyringError`.
     public func reset() throws(KeyringError) {
-        if keyring.usesLocalCollection { return try localReset() }
-        return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
-            call throws(KeyringError) in
-            let items = try call.search(searchAttributes).filter(owns)
-            try call.throwIfAnyLocked(items)
-            // A miss while a collection is locked may be a hidden item (KeePassXC): not "done".
-            guard let target = items.first else { return try call.throwIfLockedMiss(items) }
-            try refuseAmbiguous(items)
-            // The item reads use, and copies of it that differ at most in the schema stamp.
-            let same = Self.comparable(target.attributes)
-            try call.deleteItems(items.filter { $0.objectPath == target.objectPath || Self.comparable($0.attributes) == same })
-        }
+        try keyring.store.reset(self, keyring.options)
     }
 
     /// The item this wrapper reads and writes, with its value: the oldest item that carries this
@@ -157,11 +132,7 @@ public struct SecretStore: Sendable {
     /// - Returns: the item and its secret bytes, or nil when there is none.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
     public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        if keyring.usesLocalCollection { return try localStoredItem() }
-        return try ServiceCall.run(timeout: keyring.timeout, unlock: keyring.unlock) {
-            call throws(KeyringError) -> (item: KeyringItem, value: Data)? in
-            try call.readFirst(try call.search(searchAttributes).filter(owns)).map { ($0.item, $0.bytes) }
-        }
+        try keyring.store.storedItem(of: self, keyring.options)
     }
 
     /// Decodes a JSON-encoded `Decodable` value stored in `.valueData`.
@@ -198,7 +169,7 @@ extension SecretStore {
     static let schemaName = "io.keyringidentity.SecretStore"
     static let groupAttribute = "access-group"
 
-    enum Payload {
+    package enum Payload {
         case secret(Data, String)
         case text(String)
 
@@ -229,22 +200,6 @@ extension SecretStore {
         return accessGroup != nil || item.attributes[Self.groupAttribute] == nil
     }
 
-    /// The secret, in one GetSecrets call when this process already knows the item's path and
-    /// no Secret Service signal has arrived since; else by a full search.
-    func readValue(_ call: borrowing ServiceCall) throws(KeyringError) -> Data? {
-        let signalCount = ItemPathCache.synchronize(call)
-        if let path = ItemPathCache.path(for: cacheKey, call) {
-            if let (bytes, _) = try call.secretIfReadable(at: path), ItemPathCache.isQuiet(since: signalCount) {
-                return bytes
-            }
-            ItemPathCache.forget(cacheKey)
-        }
-        let items = try call.search(searchAttributes).filter(owns)
-        guard let found = try call.readFirst(items) else { return nil }
-        ItemPathCache.remember(found.item.objectPath, for: cacheKey, ifNoSignalsSince: signalCount)
-        return found.bytes
-    }
-
     /// Attributes without libsecret's schema stamp, which gnome-keyring rewrites on its own, and
     /// without those a provider adds (KeePassXC's Title, Uuid, Path and others).
     static func comparable(_ attributes: [String: String]) -> [String: String] {
@@ -264,70 +219,6 @@ extension SecretStore {
         if account != nil, key == .account {
             throw .invalidArgument("this wrapper's account is part of its item's key: make a SecretStore with the other account instead")
         }
-        if keyring.usesLocalCollection { return try localWrite(payload, forKey: key) }
-        let deadline = CallDeadline(timeout: keyring.timeout)
-        try ProcessCreationLock.with(deadline) { () throws(KeyringError) in
-            try ServiceCall.run(deadline: deadline, unlock: keyring.unlock) { call throws(KeyringError) in
-                call.notes.mayCreate = true
-                if try update(call, payload, forKey: key) { return }
-                // First write: the creation lock (shared by every client of the keyring) means two
-                // processes never create two items.
-                try CreationLock.with(call, for: searchAttributes) { () throws(KeyringError) in
-                    if try update(call, payload, forKey: key) { return }
-                    try create(call, payload, forKey: key)
-                }
-            }
-        }
-    }
-
-    /// Updates the existing item; false when there is none. A locked one throws. Searched again
-    /// when another client's update replaced the item meanwhile (`ServiceCall.replacedMeanwhile`).
-    func update(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) -> Bool {
-        var attempts = 0
-        while true {
-            do throws(KeyringError) {
-                return try updateOnce(call, payload, forKey: key)
-            } catch let error where error == ServiceCall.replacedMeanwhile && attempts < ServiceCall.replaceAttempts {
-                attempts += 1
-            }
-        }
-    }
-
-    private func updateOnce(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) -> Bool {
-        let items = try call.search(searchAttributes).filter(owns)
-        try call.throwIfAnyLocked(items)
-        if let item = items.first {
-            try refuseAmbiguous(items, settingAccount: key == .account ? payload.text : nil)
-            switch (key, payload) {
-            case (_, .secret(let bytes, let type)):
-                try call.updateItem(at: item.objectPath, secret: (bytes, type))
-                try call.announceSecretChange(at: item.objectPath, label: item.label)
-            case (.label, .text(let text)): try call.updateItem(at: item.objectPath, label: text)
-            case (_, .text(let text)):
-                // Only the attributes clients set: KeePassXC refuses an update that names its
-                // read-only Uuid or Path, and keeps the attributes it adds on its own.
-                var attributes = ProviderAttributes.withoutAdded(item.attributes)
-                attributes[key.attributeName] = text
-                try call.updateItem(at: item.objectPath, attributes: attributes)
-            }
-            return true
-        }
-        return false
-    }
-
-    func create(_ call: borrowing ServiceCall, _ payload: Payload, forKey key: Key) throws(KeyringError) {
-        var attributes = searchAttributes
-        attributes["username"] = account ?? ""
-        attributes["xdg:schema"] = Self.schemaName
-        var label = identifier
-        var secret = (Data(), Self.valueContentType)
-        switch (key, payload) {
-        case (_, .secret(let bytes, let type)): secret = (bytes, type)
-        case (.label, .text(let text)): label = text
-        case (_, .text(let text)): attributes[key.attributeName] = text
-        }
-        // createItem never replaces (that would swallow a grouped item when creating the ungrouped
-        // one); the create lock prevents twins.
-        try call.createItem(attributes: attributes, label: label, secret: secret.0, contentType: secret.1)
+        try keyring.store.write(payload, forKey: key, of: self, keyring.options)
     }
 }

@@ -1,6 +1,6 @@
 /// What a watch reports on: the items a search for `attributes` finds that `owns` accepts (for a
 /// wrapper, exactly the items `SecretStore` reads and writes).
-struct ChangeScope: Sendable {
+package struct ChangeScope: Sendable {
     let attributes: [String: String]
     let owns: @Sendable (KeyringItem) -> Bool
 
@@ -16,12 +16,7 @@ enum ChangeWatch {
     /// made before this returns, so its errors are thrown here.
     static func start(_ scope: ChangeScope, keyring: Keyring) throws(KeyringError) -> KeyringChanges {
         try make { continuation throws(KeyringError) in
-            // A test's memory keyring says when it changes; libsecret's file keyring is followed by inotify.
-            if let memory = keyring.memory, let stop = try LocalChangeWatch.start(scope, memory, timeout: keyring.timeout, continuation) {
-                return stop
-            }
-            if keyring.usesLocalCollection { return try FileChangeWatch.start(scope, timeout: keyring.timeout, continuation) }
-            return try ServiceChangeWatch.start(scope, timeout: keyring.timeout, continuation)
+            try keyring.store.startWatch(scope, keyring.options, continuation)
         }
     }
 

@@ -16,9 +16,9 @@ package struct LocalItem: Sendable {
 }
 
 /// A collection of items that lives in this process's reach rather than behind the Secret Service:
-/// libsecret's file backend, or KeyringTesting's in-memory keyring. `Keyring` and `SecretStore`
-/// write each operation once, on this seam (`LocalKeyring`'s extension below), for both.
-package protocol LocalKeyring: Sendable {
+/// libsecret's file backend, or KeyringTesting's in-memory keyring. Each is a `KeyringStore` whose
+/// operations are written once, for both, on `run` (Keyring+LocalCollection.swift).
+package protocol LocalKeyring: KeyringStore {
     /// What `run` hands its body: the collection as it is during one operation.
     associatedtype Items: LocalItems
 
@@ -110,20 +110,6 @@ package protocol LocalItems {
     func removeAll(_ attributes: [String: String]) throws(KeyringError) -> Int
 }
 
-extension LocalKeyring {
-    /// `Keyring.isLocked()`: the collection's state, with no prompt.
-    func isLocked(timeout: Duration) throws(KeyringError) -> Bool {
-        try run(timeout: timeout, exclusive: false, prompt: nil) { items throws(KeyringError) in items.isLocked }
-    }
-
-    /// `Keyring.unlockCollection()`: the unlock prompt, as `policy` allows, as every call meets it.
-    func unlock(timeout: Duration, policy: UnlockPolicy) throws(KeyringError) {
-        try run(timeout: timeout, exclusive: false, prompt: policy) { items throws(KeyringError) in
-            if items.isLocked { throw .locked(itemExists: false, unlock: items.unlockOutcome) }
-        }
-    }
-}
-
 extension LocalItems {
     /// The matches, none locked: any locked match, or a miss in a locked collection that hides
     /// its items, is `.locked`. A miss where locked items are listed is absent, as on gnome-keyring.
@@ -136,74 +122,4 @@ extension LocalItems {
 
     /// True when a miss does not prove absence: the collection is locked and hides its items.
     var missCouldBeHidden: Bool { isLocked && hidesLockedItems }
-}
-
-extension Keyring {
-    /// The local collection this keyring's operations go to, nil for the Secret Service: the
-    /// in-memory keyring a test chose, else the file backend when `backend` resolves to it.
-    package var localKeyring: (any LocalKeyring)? {
-        if let memory { return memory }
-        return backend.resolved == .file ? FileLocalKeyring() : nil
-    }
-
-    /// `Keyring.isSessionBusConfigured`, or what the in-memory keyring pretends.
-    package var isSessionBusConfigured: Bool { localKeyring?.isSessionBusConfigured ?? Self.isSessionBusConfigured }
-}
-
-/// libsecret's file backend as a `LocalKeyring`: no locked state, no prompt.
-struct FileLocalKeyring: LocalKeyring {
-    func run<T>(
-        timeout: Duration, exclusive: Bool, prompt: UnlockPolicy?, _ body: (borrowing FileKeyring) throws(KeyringError) -> T
-    ) throws(KeyringError) -> T {
-        try FileKeyring.run(timeout: timeout, exclusive: exclusive, body)
-    }
-
-    func withCreationLock<T>(timeout: Duration, _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
-        try FileKeyringLock.with(
-            keyringPath: FileKeyring.path, until: CallDeadline(timeout: timeout), isCancelled: { Deadline.isCancelled(nil) }, body)
-    }
-
-    /// Reachable when the file opens with its key (every item's MAC checked); never locked.
-    func status(timeout: Duration) -> ServiceStatus {
-        do {
-            try FileKeyring.run(timeout: timeout, exclusive: false) { _ throws(KeyringError) in }
-            return ServiceStatus(
-                isReachable: true, provider: "libsecret file backend", hasDefaultCollection: true, isLocked: false,
-                defaultCollectionLabel: FileKeyring.path, problem: nil)
-        } catch {
-            return ServiceStatus(isReachable: false, provider: "libsecret file backend", problem: error)
-        }
-    }
-
-    var isSessionBusConfigured: Bool { Keyring.isSessionBusConfigured }
-
-    var privateStateDirectory: String? { nil }
-
-    func lock(timeout: Duration) throws(KeyringError) {
-        throw .unsupported("the file backend has no locked state, so it cannot be locked; its file is always encrypted")
-    }
-}
-
-extension FileKeyring: LocalItems {
-    var isLocked: Bool { false }
-    var unlockOutcome: UnlockOutcome { .notAsked }
-    var hidesLockedItems: Bool { false }
-
-    func listed() throws(KeyringError) -> [LocalItem] {
-        try items().map { LocalItem(item: $0.keyringItem, secret: $0.secret) }
-    }
-
-    func listed(matching attributes: [String: String]) throws(KeyringError) -> [LocalItem] {
-        try matching(attributes).map { LocalItem(item: $0.keyringItem, secret: $0.secret) }
-    }
-
-    /// The file backend keeps no content type (every secret reads back as `text/plain`).
-    func store(_ attributes: [String: String], label: String, secret: Data, contentType: String) throws(KeyringError) {
-        try store(attributes, label: label, secret: secret)
-    }
-
-    func remove(objectPath: String) throws(KeyringError) {
-        guard let found = try items().first(where: { $0.name == objectPath }) else { return }
-        try remove(exactly: found.attributes)
-    }
 }

@@ -8,15 +8,17 @@ import Foundation
 /// in-memory keyring): the same item (attributes `service`, `username`, the group), found and
 /// updated the same way. On the file backend an item is named by its attributes, so changing the
 /// account gives it a new `objectPath`.
-extension SecretStore {
-    private var local: any LocalKeyring { keyring.localKeyring ?? FileLocalKeyring() }
-
-    func localStoredItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        try local.storedItem(of: self)
+extension LocalKeyring {
+    /// The oldest item the wrapper owns; a locked match, or a miss in a locked collection, is `.locked`.
+    package func storedItem(of store: SecretStore, _ options: CallOptions) throws(KeyringError) -> (item: KeyringItem, value: Data)? {
+        try run(timeout: options.timeout, exclusive: false, prompt: options.unlock) { items throws(KeyringError) in
+            try items.owned(by: store).first.map { ($0.item, $0.secret) }
+        }
     }
 
-    func localData(forKey key: Key) throws(KeyringError) -> Data? {
-        guard let (item, value) = try localStoredItem() else { return nil }
+    /// One key of the wrapper's item, from `storedItem`.
+    package func data(forKey key: SecretStore.Key, of store: SecretStore, _ options: CallOptions) throws(KeyringError) -> Data? {
+        guard let (item, value) = try storedItem(of: store, options) else { return nil }
         switch key {
         case .valueData: return value
         case .label: return Data(item.label.utf8)
@@ -24,26 +26,16 @@ extension SecretStore {
         }
     }
 
-    func localWrite(_ payload: Payload, forKey key: Key) throws(KeyringError) {
-        try local.write(payload, forKey: key, of: self)
-    }
-
-    func localReset() throws(KeyringError) {
-        try local.reset(self)
-    }
-}
-
-extension LocalKeyring {
-    /// The oldest item the wrapper owns; a locked match, or a miss in a locked collection, is `.locked`.
-    func storedItem(of store: SecretStore) throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        try run(timeout: store.keyring.timeout, exclusive: false, prompt: store.keyring.unlock) { items throws(KeyringError) in
-            try items.owned(by: store).first.map { ($0.item, $0.secret) }
-        }
+    /// The collection's lock state: a local collection locks as a whole.
+    package func isLocked(of store: SecretStore, _ options: CallOptions) throws(KeyringError) -> Bool {
+        try isLocked(options)
     }
 
     /// Under the collection's lock, so the first write of two processes creates one item.
-    func write(_ payload: SecretStore.Payload, forKey key: SecretStore.Key, of store: SecretStore) throws(KeyringError) {
-        try run(timeout: store.keyring.timeout, exclusive: true, prompt: store.keyring.unlock) { file throws(KeyringError) in
+    package func write(
+        _ payload: SecretStore.Payload, forKey key: SecretStore.Key, of store: SecretStore, _ options: CallOptions
+    ) throws(KeyringError) {
+        try run(timeout: options.timeout, exclusive: true, prompt: options.unlock) { file throws(KeyringError) in
             let owned = try file.owned(by: store)
             if let item = owned.first {
                 try store.refuseAmbiguous(owned.map(\.item), settingAccount: key == .account ? payload.text : nil)
@@ -79,8 +71,8 @@ extension LocalKeyring {
         }
     }
 
-    func reset(_ store: SecretStore) throws(KeyringError) {
-        try run(timeout: store.keyring.timeout, exclusive: true, prompt: store.keyring.unlock) { file throws(KeyringError) in
+    package func reset(_ store: SecretStore, _ options: CallOptions) throws(KeyringError) {
+        try run(timeout: options.timeout, exclusive: true, prompt: options.unlock) { file throws(KeyringError) in
             let items = try file.owned(by: store)
             guard let target = items.first else { return }
             try store.refuseAmbiguous(items.map(\.item))

@@ -1,9 +1,9 @@
 /// A search whose miss proves absence, for DeviceIdentity's `.keyringItem` migration source: it
-/// uses the same locked-miss rule as every read (`ServiceCall.throwIfLockedMiss`), so a legacy
+/// uses the same locked-miss rule as every read (`KeyringStore`'s contract), so a legacy
 /// item in a locked KeePassXC database is "locked", never "absent".
 extension Keyring {
     /// The items matching `attributes` that `keep` accepts, oldest first, as `search(_:)` finds
-    /// them; a miss is checked in the same service call. Package API, not public.
+    /// them; a miss is checked in the same call. Package API, not public.
     /// - Parameters:
     ///   - attributes: the attributes to match; at least one is required.
     ///   - keep: which matches count (the others are ignored, as if they did not match).
@@ -14,11 +14,6 @@ extension Keyring {
         _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool
     ) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes, requireOne: true)
-        if usesLocalCollection { return try localSearchProvingMiss(attributes, keeping: keep) }
-        return try ServiceCall.run(timeout: timeout) { call throws(KeyringError) -> [KeyringItem] in
-            let kept = try call.search(attributes).filter(keep)
-            if kept.isEmpty || kept.contains(where: \.isLocked) { try call.throwIfLockedMiss(kept) }
-            return kept
-        }
+        return try store.searchProvingMiss(attributes, keeping: keep, options)
     }
 }
