@@ -5,9 +5,9 @@
 // with that reuse too. The heap is the whole process's: run with --no-parallel, as every script
 // does (`.serialized` orders this suite's tests, not other suites beside it).
 import CLibSecret
-import KeyringShim
 import Foundation
 import Keyring
+import KeyringShim
 import TestSupport
 import Testing
 
@@ -39,8 +39,8 @@ struct MemoryTests {
     /// threads that fill them come and go with the machine's load (KeePassXC updates on a busy
     /// machine: 3-13 KiB a batch with the caches, 0 without).
     static func expectLevelsOff(
-        _ what: String, batches count: Int = 12, operationsPerBatch: Int, sourceLocation: SourceLocation = #_sourceLocation,
-        _ batch: () throws -> Void
+        _ what: String, batches count: Int = 12, operationsPerBatch: Int, knownBytesPerOperation: Int = 0,
+        sourceLocation: SourceLocation = #_sourceLocation, _ batch: () throws -> Void
     ) throws {
         let tunables = ProcessInfo.processInfo.environment["GLIBC_TUNABLES"] ?? ""
         try #require(
@@ -55,10 +55,11 @@ struct MemoryTests {
         let perBatch = zip(heap.dropFirst(), heap).map { ($0 - $1) / 1024 }
         let counted = heap.last! - heap[...(count / 2)].max()!
         let operations = (count - count / 2) * operationsPerBatch
+        let allowed = operations * (allowedBytesPerOperation + knownBytesPerOperation)
         print("memory \(TestProvider.name): \(what), heap growth per batch of \(operationsPerBatch) (KiB): \(perBatch)")
         #expect(heap[0] > 0, "mallinfo2 answers (glibc 2.33 or later)", sourceLocation: sourceLocation)
         #expect(
-            counted <= operations * allowedBytesPerOperation,
+            counted <= allowed,
             "\(what): the heap ended \(counted) bytes above its first-half peak, after \(operations) more operations (KiB per batch: \(perBatch))",
             sourceLocation: sourceLocation)
     }
@@ -77,6 +78,17 @@ struct MemoryTests {
         }
     }
 
+    /// What libsecret 0.20 (Debian 12, the host here) loses each time its file backend rewrites the
+    /// keyring file: a 28-byte g_strdup inside GIO's async file replace, never freed, which malloc
+    /// holds in a 48-byte chunk. LeakSanitizer counts one per write: 1,201 blocks, 33,356 bytes, for
+    /// this test's 1,201 writes (scripts/sanitize suppresses them under kr_pending_wait). So on that
+    /// backend the heap grows 4-8 KiB per 100 updates against a limit of 6.25 KiB, and a busy
+    /// machine's noise on top crossed it (38,720 bytes against 38,400, CI with two busy loops).
+    /// Nothing is allowed for any other libsecret or backend.
+    static var libsecretBytesPerFileWrite: Int {
+        TestProvider.usesFileBackend && SECRET_MAJOR_VERSION == 0 && SECRET_MINOR_VERSION < 21 ? 48 : 0
+    }
+
     @Test("SecretStore updates: the heap levels off")
     func updates() throws {
         try requireTestKeyring()
@@ -84,7 +96,7 @@ struct MemoryTests {
         defer { try? store.reset() }
         try store.setObject("first", forKey: .valueData)
         var round = 0
-        try Self.expectLevelsOff("updates", operationsPerBatch: 100) {
+        try Self.expectLevelsOff("updates", operationsPerBatch: 100, knownBytesPerOperation: Self.libsecretBytesPerFileWrite) {
             for _ in 0..<100 {
                 round += 1
                 try store.setObject("value \(round % 2)", forKey: .valueData)
