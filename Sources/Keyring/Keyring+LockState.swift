@@ -11,7 +11,7 @@ extension Keyring {
     /// - Throws: `KeyringError.noDefaultCollection` when the service has none, `.noSecretService`,
     ///   `.noSessionBus`, `.timedOut`, or (file backend) the file's errors such as `.wrongKey`.
     public func isLocked() throws(KeyringError) -> Bool {
-        try store.isLocked(options)
+        try itemStore.isLocked(options)
     }
 
     /// Locks the default collection: its secrets cannot be read until it is unlocked again (by
@@ -23,7 +23,7 @@ extension Keyring {
     ///   from the Secret portal whenever the app runs), `.serviceFailure` when the service leaves
     ///   the collection unlocked, or another `KeyringError`.
     public func lockCollection() throws(KeyringError) {
-        try store.lockCollection(options)
+        try itemStore.lockCollection(options)
     }
 
     /// Unlocks the default collection through the service's unlock prompt (the desktop's dialog,
@@ -37,7 +37,7 @@ extension Keyring {
     ///   `.dismissed` when the user cancelled it or no dialog could be shown, `.unanswered` when
     ///   nobody answered before the timeout; `.noDefaultCollection`, `.cancelled`, or another `KeyringError`.
     public func unlockCollection() throws(KeyringError) {
-        try store.unlockCollection(options)
+        try itemStore.unlockCollection(options)
     }
 }
 
@@ -55,7 +55,7 @@ extension SecretStore {
     /// - Throws: `KeyringError.noDefaultCollection` when there is no item and no default
     ///   collection, or another `KeyringError`.
     public func isLocked() throws(KeyringError) -> Bool {
-        try keyring.store.isLocked(of: self, keyring.options)
+        try keyring.itemStore.isLocked(of: self, keyring.options)
     }
 }
 

@@ -14,6 +14,6 @@ extension Keyring {
         _ attributes: [String: String], keeping keep: (KeyringItem) -> Bool
     ) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try store.searchProvingMiss(attributes, keeping: keep, options)
+        return try itemStore.searchProvingMiss(attributes, keeping: keep, options)
     }
 }

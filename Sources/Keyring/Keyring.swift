@@ -68,7 +68,7 @@ public struct Keyring: Sendable {
     ///   or another `KeyringError` when the service cannot answer or an attribute is invalid.
     public func search(_ attributes: [String: String]) throws(KeyringError) -> [KeyringItem] {
         try AttributeRules.validate(attributes)
-        return try store.search(attributes, options)
+        return try itemStore.search(attributes, options)
     }
 
     /// The secret of the oldest item matching `attributes`.
@@ -80,7 +80,7 @@ public struct Keyring: Sendable {
     ///   list locked matches, so there nothing found is nil).
     public func lookup(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try store.lookup(attributes, options)
+        return try itemStore.lookup(attributes, options)
     }
 
     /// The oldest item matching `attributes` (in `KeyringItem.isOlder` order), with its secret, in one call.
@@ -89,7 +89,7 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.locked` as `lookup(_:)` does, or another `KeyringError`.
     public func firstItem(_ attributes: [String: String]) throws(KeyringError) -> (item: KeyringItem, secret: Data)? {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try store.firstItem(attributes, options)
+        return try itemStore.firstItem(attributes, options)
     }
 
     /// Every item matching `attributes`, each with its secret, oldest first (`KeyringItem.isOlder`).
@@ -106,7 +106,7 @@ public struct Keyring: Sendable {
     /// listed with an empty value instead of failing the read.
     private func readAll(_ attributes: [String: String], lostAsEmpty: Bool) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try store.readAll(attributes, lostAsEmpty: lostAsEmpty, options)
+        return try itemStore.readAll(attributes, lostAsEmpty: lostAsEmpty, options)
     }
 
     /// `readAll(_:)` for values that are not secrets, such as identifiers: when matches exist,
@@ -119,7 +119,7 @@ public struct Keyring: Sendable {
     /// - Throws: what `readAll(_:)` throws, but `.valueLost`.
     package func readAllNonSecret(_ attributes: [String: String]) throws(KeyringError) -> [(item: KeyringItem, secret: Data)] {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try store.readAllNonSecret(attributes, options)
+        return try itemStore.readAllNonSecret(attributes, options)
     }
 
     /// Stores `secret` under exactly `attributes` in the default collection. An item whose
@@ -141,7 +141,7 @@ public struct Keyring: Sendable {
         try AttributeRules.validateText(label, what: "the label")
         let contentType = try AttributeRules.contentType(contentType, for: secret)
         try AttributeRules.validateSecret(secret, what: "the secret")
-        try store.store(secret, attributes: attributes, label: label, contentType: contentType, options)
+        try itemStore.store(secret, attributes: attributes, label: label, contentType: contentType, options)
     }
 
     /// Runs `body` while holding the lock every creation of an item matching `attributes` takes
@@ -156,7 +156,7 @@ public struct Keyring: Sendable {
     /// - Throws: `KeyringError.timedOut` when the lock is not free within the timeout, or what `body` throws.
     public func withCreationLock<T>(for attributes: [String: String], _ body: () throws(KeyringError) -> T) throws(KeyringError) -> T {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try store.withCreationLock(for: attributes, options, body)
+        return try itemStore.withCreationLock(for: attributes, options, body)
     }
 
     /// Creates an item only when none matching `matching` exists; otherwise returns the existing
@@ -201,7 +201,7 @@ public struct Keyring: Sendable {
             guard stampsFirstMade, let name = order.firstMadeAttribute else { return attributes }
             return attributes.merging([name: ItemOrder.stamp(Date())]) { _, now in now }
         }
-        return try store.insertIfAbsent(
+        return try itemStore.insertIfAbsent(
             secret, attributes: stamped, matching: matching, label: label, contentType: contentType, order: order, options)
     }
 
@@ -211,7 +211,7 @@ public struct Keyring: Sendable {
     /// `search(_:)`). For DeviceIdentity's common path; package API, not public.
     package func soleSecret(_ attributes: [String: String]) throws(KeyringError) -> Data? {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try store.soleSecret(attributes, options)
+        return try itemStore.soleSecret(attributes, options)
     }
 
     /// Deletes every unlocked item whose attributes include `attributes`.
@@ -222,7 +222,7 @@ public struct Keyring: Sendable {
     @discardableResult
     public func delete(_ attributes: [String: String]) throws(KeyringError) -> Int {
         try AttributeRules.validate(attributes, requireOne: true)
-        return try store.delete(attributes, options)
+        return try itemStore.delete(attributes, options)
     }
 
     /// The secret of one item from `search(_:)`.
@@ -232,7 +232,7 @@ public struct Keyring: Sendable {
     ///   `.invalidArgument` for an item whose path is no D-Bus object path (another backend's), with
     ///   no call sent; or another `KeyringError`.
     public func secret(of item: KeyringItem) throws(KeyringError) -> Data? {
-        try store.secret(of: item, options)
+        try itemStore.secret(of: item, options)
     }
 
     /// Deletes exactly one item from `search(_:)`, and nothing else. Deleting a vanished item succeeds.
@@ -241,7 +241,7 @@ public struct Keyring: Sendable {
     ///   item whose path is no D-Bus object path (another backend's), with no call sent; or another
     ///   `KeyringError`.
     public func delete(item: KeyringItem) throws(KeyringError) {
-        try store.delete(item: item, options)
+        try itemStore.delete(item: item, options)
     }
 
     /// True when the environment names a session bus: `DBUS_SESSION_BUS_ADDRESS` is set, or
@@ -253,6 +253,6 @@ public struct Keyring: Sendable {
     /// default collection exists and is locked. Never throws: problems are in `problem`.
     /// - Returns: the status of the service and its default collection.
     public func status() -> ServiceStatus {
-        store.status(options)
+        itemStore.status(options)
     }
 }

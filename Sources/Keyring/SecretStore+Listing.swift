@@ -90,6 +90,6 @@ extension SecretStore {
             attributes[name] = value
         }
         if attributes.isEmpty { throw .invalidArgument("give an identifier, an access group or both to list") }
-        return try keyring.store.list(attributes, keyring.options).map(Listing.init)
+        return try keyring.itemStore.list(attributes, keyring.options).map(Listing.init)
     }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// try store.setObject("s3cr3t", forKey: .valueData)
 /// try store.setObject("alice", forKey: .account)
 /// let token = try store.object(forKey: .valueData)   // "s3cr3t"
-/// try store.reset()
+/// try itemStore.reset()
 /// ```
 ///
 /// The item carries the attributes `service` = identifier, `username` = the `.account` value
@@ -100,7 +100,7 @@ public struct SecretStore: Sendable {
     /// - Returns: the bytes, or nil when there is no item (or the item lacks that attribute).
     /// - Throws: `KeyringError.locked` when the item exists but is locked, or another `KeyringError`.
     public func data(forKey key: Key) throws(KeyringError) -> Data? {
-        try keyring.store.data(forKey: key, of: self, keyring.options)
+        try keyring.itemStore.data(forKey: key, of: self, keyring.options)
     }
 
     /// Writes one key from bytes. For `.valueData` the bytes are stored exactly, as
@@ -124,7 +124,7 @@ public struct SecretStore: Sendable {
     ///   collection may hide matches (KeePassXC); `.ambiguousItem` for a wrapper without an
     ///   account when several accounts' items match. Nothing is removed then. Or another `KeyringError`.
     public func reset() throws(KeyringError) {
-        try keyring.store.reset(self, keyring.options)
+        try keyring.itemStore.reset(self, keyring.options)
     }
 
     /// The item this wrapper reads and writes, with its value: the oldest item that carries this
@@ -132,7 +132,7 @@ public struct SecretStore: Sendable {
     /// - Returns: the item and its secret bytes, or nil when there is none.
     /// - Throws: `KeyringError.locked` when a matching item is locked, or another `KeyringError`.
     public func storedItem() throws(KeyringError) -> (item: KeyringItem, value: Data)? {
-        try keyring.store.storedItem(of: self, keyring.options)
+        try keyring.itemStore.storedItem(of: self, keyring.options)
     }
 
     /// Decodes a JSON-encoded `Decodable` value stored in `.valueData`.
@@ -219,6 +219,6 @@ extension SecretStore {
         if account != nil, key == .account {
             throw .invalidArgument("this wrapper's account is part of its item's key: make a SecretStore with the other account instead")
         }
-        try keyring.store.write(payload, forKey: key, of: self, keyring.options)
+        try keyring.itemStore.write(payload, forKey: key, of: self, keyring.options)
     }
 }

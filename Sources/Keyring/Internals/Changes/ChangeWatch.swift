@@ -16,7 +16,7 @@ enum ChangeWatch {
     /// made before this returns, so its errors are thrown here.
     static func start(_ scope: ChangeScope, keyring: Keyring) throws(KeyringError) -> KeyringChanges {
         try make { continuation throws(KeyringError) in
-            try keyring.store.startWatch(scope, keyring.options, continuation)
+            try keyring.itemStore.startWatch(scope, keyring.options, continuation)
         }
     }
 

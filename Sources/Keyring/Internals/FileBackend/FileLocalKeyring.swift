@@ -33,6 +33,13 @@ struct FileLocalKeyring: LocalKeyring {
 
     var privateStateDirectory: String? { nil }
 
+    /// Other processes write the file: followed by inotify (`FileChangeWatch`).
+    func startWatch(
+        _ scope: ChangeScope, _ options: CallOptions, _ continuation: AsyncStream<KeyringChange>.Continuation
+    ) throws(KeyringError) -> @Sendable () -> Void {
+        try FileChangeWatch.start(scope, timeout: options.timeout, continuation)
+    }
+
     func lock(timeout: Duration) throws(KeyringError) {
         throw .unsupported("the file backend has no locked state, so it cannot be locked; its file is always encrypted")
     }

@@ -137,7 +137,7 @@ extension LocalKeyring {
     }
 
     /// A collection that says when it changes (the memory keyring) is watched through that notice;
-    /// libsecret's file keyring, which other processes write, through inotify.
+    /// one that cannot tell, through inotify on libsecret's file (the file backend's own choice too).
     package func startWatch(
         _ scope: ChangeScope, _ options: CallOptions, _ continuation: AsyncStream<KeyringChange>.Continuation
     ) throws(KeyringError) -> @Sendable () -> Void {

@@ -18,7 +18,7 @@ package struct CallOptions: Sendable {
 }
 
 /// Where a `Keyring`'s items live: the Secret Service (`SecretServiceStore`), libsecret's file
-/// backend (`FileLocalKeyring`) or a test's memory keyring (KeyringTesting). `Keyring.store` picks
+/// backend (`FileLocalKeyring`) or a test's memory keyring (KeyringTesting). `Keyring.itemStore` picks
 /// one; `Keyring` and `SecretStore` validate their arguments and hand each call to it.
 ///
 /// The contract every store keeps, and its tests check on each:
@@ -29,13 +29,14 @@ package struct CallOptions: Sendable {
 /// - **One item per exact attribute set.** A write updates the item whose attributes are exactly
 ///   the given ones, and never one that merely includes them.
 /// - **Oldest first.** Every list is in `ItemOrder.standard` order; "the" item is its first.
-/// - **Only calls that read or write an item may prompt**, and only under `options.unlock ==
-///   .prompt`. A search, a status or a lock state never prompts.
+/// - **Prompts only under `options.unlock == .prompt`**, and never for a search, a status, a lock
+///   state, a lock or a watch: reads, writes, listings and `unlockCollection` may.
 /// - **Secrets are byte-exact**, NUL bytes and invalid UTF-8 included.
 /// - **One deadline.** Every wait of a call, the unlock dialog's included, fits in `options.timeout`.
 ///
 /// Arguments reach a store validated (`AttributeRules`): at least one attribute where the public
-/// call requires one, text without NUL bytes, secrets within `SecretStore.maximumValueSize`.
+/// call requires one, text without NUL bytes, secrets within `SecretStore.maximumValueSize`. An
+/// item's object path is checked by the store that reads it (only the Secret Service's must be one).
 package protocol KeyringStore: Sendable {
     /// Every item whose attributes include `attributes`, locked ones too, oldest first. Never prompts.
     /// - Throws: `.locked(itemExists: false)` for a miss a locked collection may hide.
@@ -73,8 +74,9 @@ package protocol KeyringStore: Sendable {
         item: KeyringItem, secret: Data
     )]
 
-    /// The value when exactly one unlocked item matches; nil for none, several or a locked one.
-    /// For values that are not secrets.
+    /// The value when exactly one unlocked item matches; nil for none or several. For values that
+    /// are not secrets. A locked match is nil on the Secret Service (the caller then reads fully)
+    /// and `.locked` on a local collection.
     func soleSecret(_ attributes: [String: String], _ options: CallOptions) throws(KeyringError) -> Data?
 
     /// Stores under exactly `attributes`: the item with exactly these gets the new secret and label,
@@ -104,13 +106,13 @@ package protocol KeyringStore: Sendable {
     func delete(_ attributes: [String: String], _ options: CallOptions) throws(KeyringError) -> Int
 
     /// The secret of one item `search` returned; nil when it is gone.
-    /// - Throws: `.locked` when its collection is locked or may hide it; `.invalidArgument` for an
-    ///   item of another store.
+    /// - Throws: `.locked` when its collection is locked or may hide it; `.invalidArgument`, on
+    ///   the Secret Service, for an item whose path is no D-Bus object path (a local collection's).
     func secret(of item: KeyringItem, _ options: CallOptions) throws(KeyringError) -> Data?
 
     /// Deletes exactly one item `search` returned, and nothing else; a vanished item succeeds.
-    /// - Throws: `.locked` when its collection is locked or may hide it; `.invalidArgument` for an
-    ///   item of another store.
+    /// - Throws: `.locked` when its collection is locked or may hide it; `.invalidArgument`, on
+    ///   the Secret Service, for an item whose path is no D-Bus object path (a local collection's).
     func delete(item: KeyringItem, _ options: CallOptions) throws(KeyringError)
 
     /// The store's reachability and its default collection's state. Never throws and never prompts.
@@ -160,13 +162,13 @@ package protocol KeyringStore: Sendable {
 extension Keyring {
     /// The store this keyring's calls go to; the one place that chooses it. `.automatic` is
     /// resolved here at each call, as libsecret resolves it from the environment.
-    package var store: any KeyringStore {
+    package var itemStore: any KeyringStore {
         if let memory { return memory }
         return backend.resolved == .file ? FileLocalKeyring() : SecretServiceStore()
     }
 
     /// `Keyring.isSessionBusConfigured`, or what the in-memory keyring pretends.
-    package var isSessionBusConfigured: Bool { store.isSessionBusConfigured }
+    package var isSessionBusConfigured: Bool { itemStore.isSessionBusConfigured }
 
     /// This keyring's settings, as each store call takes them.
     var options: CallOptions { CallOptions(timeout: timeout, unlock: unlock) }
