@@ -239,7 +239,8 @@ extension ServiceCall {
         // Gone is a later writer's replace (the last writer wins); another value at the new path is not.
         if let stored = try self.secret(at: kept), stored.bytes != value.bytes {
             throw .serviceFailure(
-                domain: "KeyringIdentity", code: -1, message: "the provider answered a replacing CreateItem but does not hold the new value")
+                domain: "KeyringIdentity", code: -1, message: "the provider answered a replacing CreateItem but does not hold the new value"
+            )
         }
     }
 
