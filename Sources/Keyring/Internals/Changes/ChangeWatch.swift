@@ -53,23 +53,4 @@ enum ChangeWatch {
             }?()
         }
     }
-
-    /// The changes that turn `old` into `new` (both keyed by item name): deleted, then created and changed.
-    /// `isChanged` says whether an item seen in both changed.
-    static func differences(
-        from old: [String: KeyringItem], to new: [String: KeyringItem], isChanged: (KeyringItem, KeyringItem) -> Bool
-    ) -> [KeyringChange] {
-        var changes: [KeyringChange] = []
-        for (name, item) in old.sorted(by: { $0.key < $1.key }) where new[name] == nil {
-            changes.append(KeyringChange(.deleted, item: item))
-        }
-        for (name, item) in new.sorted(by: { $0.key < $1.key }) {
-            guard let before = old[name] else {
-                changes.append(KeyringChange(.created, item: item))
-                continue
-            }
-            if isChanged(before, item) { changes.append(KeyringChange(.changed, item: item)) }
-        }
-        return changes
-    }
 }

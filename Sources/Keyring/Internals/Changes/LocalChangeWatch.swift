@@ -12,9 +12,7 @@ import Foundation
 /// met) and compared with the last look, and a lock or unlock of the collection is reported as such.
 /// Nothing here reads a file or the bus, and `stop` never waits.
 ///
-/// Items are compared as the Secret Service watch compares them: by object path, label, modified
-/// date and attributes without the schema stamp a restart adds, and by a digest of the secret while
-/// unlocked. A locked collection that hides its items (as KeePassXC does) keeps them in the picture:
+/// Two looks are compared by `ChangeRule`, as on every store. A locked collection that hides its items (as KeePassXC does) keeps them in the picture:
 /// hidden is not deleted.
 final class LocalChangeWatch: Sendable {
     private let look: @Sendable () throws(KeyringError) -> Picture
@@ -28,6 +26,13 @@ final class LocalChangeWatch: Sendable {
         var isLocked: Bool
         var hidesLockedItems: Bool
         var items: [String: (item: KeyringItem, secretDigest: String?)]
+
+        /// The look as the change rule takes it: the one collection, and its items.
+        var snapshot: ChangeSnapshot {
+            ChangeSnapshot(
+                items: items.mapValues { ChangeSnapshot.Entry(item: $0.item, secretDigest: $0.secretDigest) },
+                collections: [LocalChangeWatch.collection: isLocked])
+        }
     }
 
     /// The collection the memory keyring stands for, in what the watch reports of a lock.
@@ -90,16 +95,7 @@ final class LocalChangeWatch: Sendable {
             guard !state.stopped, let last = state.last else { return [] }
             if now.isLocked && now.hidesLockedItems { now.items = last.items }
             state.last = now
-            var changes: [KeyringChange] = []
-            if now.isLocked != last.isLocked {
-                changes.append(KeyringChange(now.isLocked ? .locked : .unlocked, collection: Self.collection))
-            }
-            changes += ChangeWatch.differences(from: last.items.mapValues(\.item), to: now.items.mapValues(\.item)) { before, after in
-                let old = last.items[before.objectPath]?.secretDigest
-                let new = now.items[after.objectPath]?.secretDigest
-                return ServiceChangeWatch.differ(before, after) || (old != nil && new != nil && old != new)
-            }
-            return changes
+            return ChangeRule.changes(from: last.snapshot, to: now.snapshot)
         }
         for change in changes { continuation.yield(change) }
     }

@@ -18,9 +18,9 @@ import Glibc
 /// state and no service, so this watch reports created, changed and deleted only.
 ///
 /// One thread per watch, in `poll` on the inotify descriptor and a pipe whose write end `stop`
-/// closes; the thread closes the rest when it ends. Items are compared by name (a digest of the attributes: a changed
-/// attribute is a deleted item and a created one, as the file backend stores it), label, dates and
-/// a digest of the secret (the secret itself is not kept).
+/// closes; the thread closes the rest when it ends. Items are keyed by name (a digest of the
+/// attributes: a changed attribute is a deleted item and a created one, as the file backend stores
+/// it) and compared by `ChangeRule`, as on every store.
 final class FileChangeWatch: Sendable {
     private let scope: ChangeScope
     private let timeout: Duration
@@ -75,7 +75,7 @@ final class FileChangeWatch: Sendable {
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         let watch = FileChangeWatch(scope, timeout: timeout, continuation, path: path, inotify: inotify, wake: (ends[0], ends[1]))
-        let first: [String: Seen]
+        let first: [String: ChangeSnapshot.Entry]
         do throws(KeyringError) {
             first = try watch.read()
         } catch {
@@ -91,24 +91,18 @@ final class FileChangeWatch: Sendable {
         return { watch.stop() }
     }
 
-    /// What is compared of an item.
-    private struct Seen: Equatable {
-        let item: KeyringItem
-        let secretDigest: String
-    }
-
-    private func read() throws(KeyringError) -> [String: Seen] {
+    private func read() throws(KeyringError) -> [String: ChangeSnapshot.Entry] {
         let scope = self.scope
-        return try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) -> [String: Seen] in
-            var seen: [String: Seen] = [:]
+        return try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) -> [String: ChangeSnapshot.Entry] in
+            var seen: [String: ChangeSnapshot.Entry] = [:]
             for item in try file.matching(scope.attributes) where scope.owns(item.keyringItem) {
-                seen[item.name] = Seen(item: item.keyringItem, secretDigest: Digest.sha256Hex(Array(item.secret)))
+                seen[item.name] = ChangeSnapshot.Entry(item: item.keyringItem, secretDigest: Digest.sha256Hex(Array(item.secret)))
             }
             return seen
         }
     }
 
-    private func run(from first: [String: Seen]) {
+    private func run(from first: [String: ChangeSnapshot.Entry]) {
         defer {
             closeAll()
             ended.signal()
@@ -130,11 +124,7 @@ final class FileChangeWatch: Sendable {
             guard touched else { continue }
             // A file that cannot be read now (mid-write by a program without the lock) is read at its next event.
             guard let now = try? read() else { continue }
-            let changes = ChangeWatch.differences(from: last.mapValues(\.item), to: now.mapValues(\.item)) { before, after in
-                let old = last[before.objectPath]
-                let new = now[after.objectPath]
-                return old != new
-            }
+            let changes = ChangeRule.changes(from: ChangeSnapshot(items: last), to: ChangeSnapshot(items: now))
             last = now
             for change in changes { continuation.yield(change) }
         }

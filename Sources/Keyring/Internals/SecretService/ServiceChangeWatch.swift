@@ -1,6 +1,6 @@
 internal import CLibSecret
-internal import KeyringShim
 import Dispatch
+internal import KeyringShim
 import Synchronization
 
 /// Change notifications from the Secret Service's signals, which `ServiceSignals` hands over.
@@ -271,19 +271,10 @@ final class ServiceChangeWatch: @unchecked Sendable {
         // properties and its secret is left out of GetSecrets with no error (gnome-keyring, KeePassXC:
         // scripts/providers/watch-reads.py), and its deletion follows; a session kwalletd keyed
         // wrongly is replaced and read again (`secretIfReadable`).
-        let secretChanged = !item.isLocked && digestNow != nil && digestBefore != nil && digestNow != digestBefore
-        guard before.isLocked == item.isLocked else {
-            if !item.isLocked && (Self.differ(before, item) || secretChanged) { emit(KeyringChange(.changed, item: item)) }
-            return
-        }
-        if Self.differ(before, item) || secretChanged { emit(KeyringChange(.changed, item: item)) }
-    }
-
-    /// Whether what a client sees of an item changed: attributes (but the schema stamp, which gnome-keyring
-    /// rewrites on a restart, and those a provider adds), label, modification time.
-    static func differ(_ before: KeyringItem, _ after: KeyringItem) -> Bool {
-        SecretStore.comparable(before.attributes) != SecretStore.comparable(after.attributes) || before.label != after.label
-            || before.modified != after.modified
+        let changed = ChangeRule.isChanged(
+            ChangeSnapshot.Entry(item: before, secretDigest: digestBefore), ChangeSnapshot.Entry(item: item, secretDigest: digestNow))
+        // Newly locked: the lock is the change, reported for the collection.
+        if changed && !(item.isLocked && !before.isLocked) { emit(KeyringChange(.changed, item: item)) }
     }
 
     /// The digest of an unlocked item's secret; nil when it cannot be read (locked, gone).
@@ -391,20 +382,19 @@ final class ServiceChangeWatch: @unchecked Sendable {
         // Read before anything is reported, so that a retry on a new session reports nothing twice.
         var sums: [String: String] = [:]
         for (path, item) in now { sums[path] = try digest(of: item, call) }
-        var changes: [KeyringChange] = []
         if report {
-            changes = ChangeWatch.differences(from: previous, to: now, isChanged: Self.differ)
-            for (collection, locked) in locks.sorted(by: { $0.key < $1.key }) where collections[collection].map({ $0 != locked }) ?? false {
-                emit(KeyringChange(locked ? .locked : .unlocked, collection: collection))
-            }
-            changes.forEach(emit)
-        }
-        if report {
-            // A secret changed while no signal said so (a restart, dropped signals); unknown digests count as the same.
-            let reported = Set(changes.compactMap(\.item?.objectPath))
-            for (path, item) in now.sorted(by: { $0.key < $1.key }) where previous[path] != nil && !reported.contains(path) {
-                if let old = previousDigests[path], let new = sums[path], old != new { emit(KeyringChange(.changed, item: item)) }
-            }
+            // Digests too: a secret changed while no signal said so (a restart, dropped signals) is a change.
+            let old = ChangeSnapshot(
+                items: Dictionary(
+                    uniqueKeysWithValues: previous.map {
+                        ($0.key, ChangeSnapshot.Entry(item: $0.value, secretDigest: previousDigests[$0.key]))
+                    }),
+                collections: collections)
+            let new = ChangeSnapshot(
+                items: Dictionary(
+                    uniqueKeysWithValues: now.map { ($0.key, ChangeSnapshot.Entry(item: $0.value, secretDigest: sums[$0.key])) }),
+                collections: locks)
+            ChangeRule.changes(from: old, to: new).forEach(emit)
         }
         items = now
         hidden = hiddenNow
