@@ -51,6 +51,6 @@ extension Keyring {
     }
 
     func watch(_ scope: ChangeScope) async throws(KeyringError) -> KeyringChanges {
-        try await Offload.run(orCancelled: .cancelled) { () throws(KeyringError) in try ChangeWatch.start(scope, keyring: self) }
+        try await Offload.run(orCancelled: .cancelled) { () throws(KeyringError) in try KeyringChanges.start(scope, keyring: self) }
     }
 }

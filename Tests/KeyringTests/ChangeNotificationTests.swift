@@ -309,7 +309,7 @@ struct ChangeNotificationTests {
     /// KeePassXC 2.7.4 sends about 54 signals for one create and delete (each from the collection's
     /// path and its alias's, three times, and 21 ItemChanged), which overflowed the watch's buffer:
     /// the full look that replaced them could not see an item already gone, so the pair was lost
-    /// (2 of 3 runs of these 30 rounds before repeats were folded; `ServiceChangeWatch.repeatsPending`).
+    /// (2 of 3 runs of these 30 rounds before repeats were folded; `ServiceChangeSource.repeatsPending`).
     @Test(
         "this process's own create-then-delete, 30 rounds on one watch: each reported created and deleted",
         .enabled(if: !TestProvider.usesFileBackend, "the file backend's watch is tested in FileBackendTests"))

@@ -4,7 +4,7 @@ import Testing
 @testable import Keyring
 
 /// The one change rule every watch uses, as a table (pure logic). The behaviour on real daemons is
-/// `ChangeNotificationTests`, on the file backend `FileChangeWatchTests` and on the memory keyring
+/// `ChangeNotificationTests`, on the file backend `FileChangeNotificationTests` and on the memory keyring
 /// the contract suite's watch tests.
 @Suite("The change rule: two looks in, the changes between them out")
 struct ChangeRuleTests {
@@ -21,9 +21,23 @@ struct ChangeRuleTests {
     static func look(_ entries: [(KeyringItem, String?)], locked: Bool? = false) -> ChangeSnapshot {
         var snapshot = ChangeSnapshot()
         for (item, digest) in entries { snapshot.items[item.objectPath] = .init(item: item, secretDigest: digest) }
-        if let locked { snapshot.collections[login] = locked }
+        if let locked { snapshot.collections[login] = locked ? .locked : .unlocked }
         return snapshot
     }
+
+    /// A look on a Secret Service: each item in the login collection, whose lock can hide it.
+    static func service(
+        _ entries: [(KeyringItem, String?)], _ state: ChangeSnapshot.CollectionState? = .unlocked, running: Bool = true,
+        full: Bool = false
+    ) -> ChangeSnapshot {
+        var snapshot = ChangeSnapshot(isRunning: running, mayRenumber: full)
+        for (item, digest) in entries { snapshot.items[item.objectPath] = .init(item: item, secretDigest: digest, collection: login) }
+        if let state { snapshot.collections[login] = state }
+        return snapshot
+    }
+
+    /// What gnome-keyring shows of a locked item it loaded from disk: its attributes hashed.
+    static let hashed = ["gkr:compat:hashed:service": "0f1e", "xdg:schema": "org.freedesktop.Secret.Generic"]
 
     /// Each row: the two looks, and the kinds reported, in order.
     static let rows: [(name: String, old: ChangeSnapshot, new: ChangeSnapshot, expected: [KeyringChange.Kind])] = [
@@ -55,12 +69,70 @@ struct ChangeRuleTests {
             look([(item(1), "a"), (item(2), "a")]), look([(item(2), "b"), (item(3), "a")], locked: true),
             [.locked, .deleted, .changed, .created]
         ),
+        ("missing from a locked collection is hidden, not deleted", service([(item(1), "a")]), service([], .locked), [.locked]),
+        ("missing from a collection gone from the bus is hidden", service([(item(1), "a")]), service([], .gone), []),
+        ("missing from a collection no longer watched is hidden", service([(item(1), "a")]), service([], nil), []),
+        (
+            "missing from an unlocked collection is deleted", service([(item(1), "a")], .locked), service([], .unlocked),
+            [.unlocked, .deleted]
+        ),
+        ("a collection that comes back is no lock change", service([], .gone), service([], .unlocked), []),
+        ("missing where nothing hides items is deleted", look([(item(1), "a")], locked: true), look([], locked: true), [.deleted]),
+        (
+            "an item at a new path after a restart is the same item, moved", service([(item(1), "a")]),
+            service([(item(7), "a")], full: true), []
+        ),
+        ("but not when the look is no full one", service([(item(1), "a")]), service([(item(7), "a")]), [.deleted, .created]),
+        (
+            "a moved item whose secret changed is changed", service([(item(1), "a")]), service([(item(7), "b")], full: true),
+            [.changed]
+        ),
+        (
+            "a locked item showing hashed attributes is what it was", service([(item(1), "a")]),
+            service([(item(1, attributes: hashed, locked: true), nil)], .locked), [.locked]
+        ),
+        (
+            "an item that became locked is no change of its own", service([(item(1), "a")]),
+            service([(item(1, label: "M", locked: true), nil)], .locked), [.locked]
+        ),
+        (
+            "the daemon going away is service-stopped", service([(item(1), "a")]), service([(item(1), "a")], running: false),
+            [.serviceStopped]
+        ),
+        (
+            "a new daemon is service-started, before what its look shows", service([(item(1), "a")], running: false),
+            service([(item(2, label: "M"), "a")], running: true, full: true), [.serviceStarted, .deleted, .created]
+        ),
     ]
 
     @Test("each row's looks give its changes", arguments: rows.indices)
     func row(_ index: Int) {
         let row = Self.rows[index]
         #expect(ChangeRule.changes(from: row.old, to: row.new).map(\.kind) == row.expected, "\(row.name)")
+    }
+
+    @Test("a hidden item is kept, locked, and compared at the unlock with the secret read before it")
+    func hiddenThenBack() {
+        let (hiding, kept) = ChangeRule.apply(from: Self.service([(Self.item(1), "a")]), to: Self.service([], .locked))
+        #expect(hiding.map(\.kind) == [.locked])
+        #expect(kept.items["\(Self.login)/1"]?.isHidden == true)
+        #expect(kept.items["\(Self.login)/1"]?.item.isLocked == true)
+        #expect(kept.items["\(Self.login)/1"]?.secretDigest == "a")
+        // Listed again, locked (its secret unreadable), then unlocked with another secret.
+        let (listed, stillKept) = ChangeRule.apply(from: kept, to: Self.service([(Self.item(1, locked: true), nil)], .locked))
+        #expect(listed.isEmpty)
+        #expect(stillKept.items["\(Self.login)/1"]?.secretDigest == "a")
+        let (back, _) = ChangeRule.apply(from: stillKept, to: Self.service([(Self.item(1), "b")]))
+        #expect(back.map(\.kind) == [.unlocked, .changed])
+    }
+
+    @Test("a moved item is reported, and kept, at its new path")
+    func movedItemPath() {
+        let (changes, next) = ChangeRule.apply(
+            from: Self.service([(Self.item(1), "a")]), to: Self.service([(Self.item(7, label: "L"), "b")], full: true))
+        #expect(changes.map(\.item?.objectPath) == ["\(Self.login)/7"])
+        #expect(Set(next.items.keys) == ["\(Self.login)/7"])
+        #expect(!next.mayRenumber)
     }
 
     @Test("a change carries the item as the newer look saw it, a deletion as the older one did")

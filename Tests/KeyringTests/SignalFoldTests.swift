@@ -21,23 +21,23 @@ struct SignalFoldTests {
     @Test("the same signal about the same item, from the collection or its alias, is folded")
     func repeatsFold() {
         let pending = [Self.item("ItemCreated", "/i/1"), Self.item("ItemChanged", "/i/1")]
-        #expect(ServiceChangeWatch.repeatsPending(Self.item("ItemChanged", "/i/1"), pending))
-        #expect(ServiceChangeWatch.repeatsPending(Self.item("ItemChanged", "/i/1", from: Self.alias), pending))
+        #expect(ServiceChangeSource.repeatsPending(Self.item("ItemChanged", "/i/1"), pending))
+        #expect(ServiceChangeSource.repeatsPending(Self.item("ItemChanged", "/i/1", from: Self.alias), pending))
     }
 
     @Test("a signal that differs from the latest one about its item is kept: order matters")
     func changesAreKept() {
         // Created, deleted, created again at a reused path (gnome-keyring numbers its items).
         let pending = [Self.item("ItemCreated", "/i/1"), Self.item("ItemDeleted", "/i/1")]
-        #expect(!ServiceChangeWatch.repeatsPending(Self.item("ItemCreated", "/i/1"), pending))
-        #expect(!ServiceChangeWatch.repeatsPending(Self.item("ItemChanged", "/i/2"), pending))
-        #expect(!ServiceChangeWatch.repeatsPending(Self.item("ItemChanged", "/i/1"), []))
+        #expect(!ServiceChangeSource.repeatsPending(Self.item("ItemCreated", "/i/1"), pending))
+        #expect(!ServiceChangeSource.repeatsPending(Self.item("ItemChanged", "/i/2"), pending))
+        #expect(!ServiceChangeSource.repeatsPending(Self.item("ItemChanged", "/i/1"), []))
     }
 
     @Test("nothing is folded across a change of owner, and an owner change is never folded")
     func ownerChangesSeparate() {
         let pending = [Self.item("ItemCreated", "/i/1"), Self.owner(":1.9")]
-        #expect(!ServiceChangeWatch.repeatsPending(Self.item("ItemCreated", "/i/1"), pending))
-        #expect(!ServiceChangeWatch.repeatsPending(Self.owner(":1.9"), pending))
+        #expect(!ServiceChangeSource.repeatsPending(Self.item("ItemCreated", "/i/1"), pending))
+        #expect(!ServiceChangeSource.repeatsPending(Self.owner(":1.9"), pending))
     }
 }

@@ -1,40 +1,104 @@
-/// What a watch saw of its scope at one look: each matching item by object path, with a digest of
-/// its secret where it could be read (never the secret itself), and each watched collection's lock
-/// state by path.
+/// What a watch saw of its scope at one look: each matching item by object path (by name on the
+/// file backend), with a digest of its secret where it could be read (never the secret itself),
+/// each watched collection's lock state, and whether the store's daemon was running.
 struct ChangeSnapshot: Sendable, Equatable {
     /// One item as a look saw it.
     struct Entry: Sendable, Equatable {
         var item: KeyringItem
         /// SHA-256 of the secret; nil where it could not be read (locked, or gone meanwhile).
         var secretDigest: String?
+        /// The collection whose lock can hide the item; nil where nothing hides items (the file
+        /// backend) or the item is known gone.
+        var collection: String? = nil
+        /// Missing from a locked or vanished collection: kept as last seen, marked locked.
+        var isHidden = false
+    }
+
+    /// A watched collection's state.
+    enum CollectionState: Sendable, Equatable {
+        case unlocked, locked
+        /// Gone from the bus (a database closed, a daemon still loading): its items may be hidden.
+        case gone
     }
 
     var items: [String: Entry] = [:]
-    var collections: [String: Bool] = [:]
+    var collections: [String: CollectionState] = [:]
+    /// Whether the store's daemon owned its name (the Secret Service's; other stores always run).
+    var isRunning = true
+    /// Whether item paths may have been numbered anew since the last look: a full look, which may
+    /// follow a restart (KWallet numbers its paths anew at each start).
+    var mayRenumber = false
+
+    /// The collection state for a lock state read from the store (nil: gone).
+    static func state(locked: Bool?) -> CollectionState {
+        locked.map { $0 ? .locked : .unlocked } ?? .gone
+    }
 }
 
 /// The one rule every watch uses to turn two looks into changes, whatever the store.
 enum ChangeRule {
-    /// The changes that turn `old` into `new`, in this order: each collection seen in both whose
-    /// lock state differs (locked or unlocked), then each item gone (deleted), then each item new
-    /// (created) or changed (`isChanged`); each group by path.
+    /// The changes that turn `old` into `new`.
     static func changes(from old: ChangeSnapshot, to new: ChangeSnapshot) -> [KeyringChange] {
-        var changes: [KeyringChange] = []
-        for (collection, locked) in new.collections.sorted(by: { $0.key < $1.key })
-        where old.collections[collection].map({ $0 != locked }) ?? false {
-            changes.append(KeyringChange(locked ? .locked : .unlocked, collection: collection))
+        apply(from: old, to: new).changes
+    }
+
+    /// The changes that turn `old` into `seen`, and the snapshot to compare the next look with.
+    ///
+    /// Before comparing, `seen` is read as what it stands for:
+    /// - with `mayRenumber`, an item at a new path that is the same (`sameItem`) as one missing now is that item, moved;
+    /// - an item that hides its attributes (locked, on gnome-keyring) is what was seen before, locked;
+    /// - an item missing while its collection is locked, gone or absent is hidden, not deleted
+    ///   (KeePassXC and oo7-daemon take a locked collection's items off the bus);
+    /// - a secret not read now keeps the digest read before, so an unlock compares with it.
+    ///
+    /// The changes, in this order: the daemon stopped or started; each collection whose lock state
+    /// differs (locked or unlocked); each item gone (deleted); each item new (created) or changed
+    /// (`isChanged`, but an item that became locked, whose collection's lock is the change). Each
+    /// group by path.
+    static func apply(from old: ChangeSnapshot, to seen: ChangeSnapshot) -> (changes: [KeyringChange], next: ChangeSnapshot) {
+        var new = seen
+        var before = old.items
+        if new.mayRenumber {
+            for (path, entry) in new.items.sorted(by: { $0.key < $1.key }) where before[path] == nil {
+                guard let moved = before.first(where: { new.items[$0.key] == nil && sameItem($0.value.item, entry.item) })?.key,
+                    var was = before.removeValue(forKey: moved)
+                else { continue }
+                was.item = was.item.with(path: path)
+                before[path] = was
+            }
         }
-        for (path, entry) in old.items.sorted(by: { $0.key < $1.key }) where new.items[path] == nil {
-            changes.append(KeyringChange(.deleted, item: entry.item))
+        for (path, entry) in new.items where entry.item.hidesAttributes {
+            if let was = before[path] { new.items[path]?.item = was.item.with(locked: true) }
+        }
+        for (path, was) in before where new.items[path] == nil {
+            guard let collection = was.collection, new.collections[collection] != .unlocked else { continue }
+            new.items[path] = ChangeSnapshot.Entry(
+                item: was.item.with(locked: true), secretDigest: was.secretDigest, collection: collection, isHidden: true)
+        }
+
+        var changes: [KeyringChange] = []
+        if old.isRunning != new.isRunning { changes.append(KeyringChange(new.isRunning ? .serviceStarted : .serviceStopped)) }
+        for (collection, state) in new.collections.sorted(by: { $0.key < $1.key }) {
+            switch (old.collections[collection], state) {
+            case (.unlocked, .locked): changes.append(KeyringChange(.locked, collection: collection))
+            case (.locked, .unlocked): changes.append(KeyringChange(.unlocked, collection: collection))
+            default: break
+            }
+        }
+        for (path, was) in before.sorted(by: { $0.key < $1.key }) where new.items[path] == nil {
+            changes.append(KeyringChange(.deleted, item: was.item))
         }
         for (path, entry) in new.items.sorted(by: { $0.key < $1.key }) {
-            guard let before = old.items[path] else {
+            guard let was = before[path] else {
                 changes.append(KeyringChange(.created, item: entry.item))
                 continue
             }
-            if isChanged(before, entry) { changes.append(KeyringChange(.changed, item: entry.item)) }
+            let newlyLocked = entry.item.isLocked && !was.item.isLocked
+            if isChanged(was, entry) && !newlyLocked { changes.append(KeyringChange(.changed, item: entry.item)) }
+            if entry.secretDigest == nil { new.items[path]?.secretDigest = was.secretDigest }
         }
-        return changes
+        new.mayRenumber = false
+        return (changes, new)
     }
 
     /// Whether an item seen in both looks changed: what a client sees of it (`differ`), or its
@@ -50,5 +114,21 @@ enum ChangeRule {
     static func differ(_ before: KeyringItem, _ after: KeyringItem) -> Bool {
         SecretStore.comparable(before.attributes) != SecretStore.comparable(after.attributes) || before.label != after.label
             || before.modified != after.modified
+    }
+
+    /// Whether two items at different paths are one item: the same attributes (as compared for a
+    /// change) and label, with attributes to compare (a locked item may show none).
+    static func sameItem(_ before: KeyringItem, _ after: KeyringItem) -> Bool {
+        let attributes = SecretStore.comparable(before.attributes)
+        return !attributes.isEmpty && attributes == SecretStore.comparable(after.attributes) && before.label == after.label
+    }
+}
+
+extension KeyringItem {
+    /// This item at another path (moved) or with another lock state.
+    func with(path: String? = nil, locked: Bool? = nil) -> KeyringItem {
+        KeyringItem(
+            objectPath: path ?? objectPath, attributes: attributes, label: label, isLocked: locked ?? isLocked, created: created,
+            modified: modified)
     }
 }

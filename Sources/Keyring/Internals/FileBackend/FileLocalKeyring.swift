@@ -33,11 +33,11 @@ struct FileLocalKeyring: LocalKeyring {
 
     var privateStateDirectory: String? { nil }
 
-    /// Other processes write the file: followed by inotify (`FileChangeWatch`).
+    /// Other processes write the file: followed by inotify (`FileChangeSource`).
     func startWatch(
         _ scope: ChangeScope, _ options: CallOptions, _ continuation: AsyncStream<KeyringChange>.Continuation
     ) throws(KeyringError) -> @Sendable () -> Void {
-        try FileChangeWatch.start(scope, timeout: options.timeout, continuation)
+        try ChangeWatch.start(FileChangeSource(scope: scope, timeout: options.timeout), continuation)
     }
 
     func lock(timeout: Duration) throws(KeyringError) {

@@ -136,12 +136,10 @@ extension LocalKeyring {
         }
     }
 
-    /// A collection that says when it changes (the memory keyring) is watched through that notice;
-    /// one that cannot tell, through inotify on libsecret's file (the file backend's own choice too).
+    /// A collection that says when it changes (the memory keyring) is watched through that notice.
     package func startWatch(
         _ scope: ChangeScope, _ options: CallOptions, _ continuation: AsyncStream<KeyringChange>.Continuation
     ) throws(KeyringError) -> @Sendable () -> Void {
-        if let stop = try LocalChangeWatch.start(scope, self, timeout: options.timeout, continuation) { return stop }
-        return try FileChangeWatch.start(scope, timeout: options.timeout, continuation)
+        try ChangeWatch.start(LocalChangeSource(scope: scope, collection: self, timeout: options.timeout), continuation)
     }
 }

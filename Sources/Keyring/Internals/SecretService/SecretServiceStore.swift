@@ -283,7 +283,7 @@ struct SecretServiceStore: KeyringStore {
     func startWatch(
         _ scope: ChangeScope, _ options: CallOptions, _ continuation: AsyncStream<KeyringChange>.Continuation
     ) throws(KeyringError) -> @Sendable () -> Void {
-        try ServiceChangeWatch.start(scope, timeout: options.timeout, continuation)
+        try ChangeWatch.start(ServiceChangeSource(scope, timeout: options.timeout), continuation)
     }
 }
 

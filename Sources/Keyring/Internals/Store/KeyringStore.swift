@@ -150,7 +150,8 @@ package protocol KeyringStore: Sendable {
     /// Whether `wrapper`'s item (or, without one, the default collection) is locked. Never prompts.
     func isLocked(of wrapper: SecretStore, _ options: CallOptions) throws(KeyringError) -> Bool
 
-    /// Starts a change watch on `scope`, its first look made before this returns; the closure stops it.
+    /// Starts the one change watch (`ChangeWatch`) on `scope`, over this store's `ChangeSource`,
+    /// its first look made before this returns; the closure stops it.
     func startWatch(
         _ scope: ChangeScope, _ options: CallOptions, _ continuation: AsyncStream<KeyringChange>.Continuation
     ) throws(KeyringError) -> @Sendable () -> Void

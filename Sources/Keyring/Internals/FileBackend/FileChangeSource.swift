@@ -11,20 +11,44 @@ import Foundation
 import Glibc
 #endif
 
-/// Change notifications on libsecret's file backend: inotify on the keyring file's directory (a
-/// write renames a new file over the old one, which a watch on the file itself would lose), and on
-/// each event that names the file, the matching items read through the one snapshot
-/// (`FileKeyring.run`, `FileKeyringCache`) and compared with the last read. The file has no lock
-/// state and no service, so this watch reports created, changed and deleted only.
+/// libsecret's file backend as a change source: an event of inotify on the keyring file
+/// (`FileDirectoryWatch`) is the trigger, and a look reads the matching items through the one
+/// snapshot (`FileKeyring.run`, `FileKeyringCache`). The file has no lock state and no service, so
+/// a watch here reports created, changed and deleted only. Items are keyed by name (a digest of
+/// the attributes: a changed attribute is a deleted item and a created one, as the file backend
+/// stores it).
+struct FileChangeSource: ChangeSource {
+    let scope: ChangeScope
+    let timeout: Duration
+
+    func subscribe(_ fire: @escaping @Sendable (LookAgain) -> Void) throws(KeyringError) -> @Sendable () -> Void {
+        let watch = try FileDirectoryWatch.start(FileKeyring.path) { fire(.look) }
+        return { watch.stop() }
+    }
+
+    func firstLook() throws(KeyringError) -> ChangeSnapshot { try read() }
+
+    /// A file that cannot be read now (mid-write by a program without the lock) is read at its next event.
+    func look(after trigger: LookAgain, from last: ChangeSnapshot) throws(KeyringError) -> [ChangeSnapshot] { [try read()] }
+
+    private func read() throws(KeyringError) -> ChangeSnapshot {
+        let scope = self.scope
+        return try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) -> ChangeSnapshot in
+            var seen = ChangeSnapshot()
+            for item in try file.matching(scope.attributes) where scope.owns(item.keyringItem) {
+                seen.items[item.name] = ChangeSnapshot.Entry(item: item.keyringItem, secretDigest: Digest.sha256Hex(Array(item.secret)))
+            }
+            return seen
+        }
+    }
+}
+
+/// Tells when libsecret's keyring file changed: inotify on the file's directory (a write renames
+/// a new file over the old one, which a watch on the file itself would lose).
 ///
 /// One thread per watch, in `poll` on the inotify descriptor and a pipe whose write end `stop`
-/// closes; the thread closes the rest when it ends. Items are keyed by name (a digest of the
-/// attributes: a changed attribute is a deleted item and a created one, as the file backend stores
-/// it) and compared by `ChangeRule`, as on every store.
-final class FileChangeWatch: Sendable {
-    private let scope: ChangeScope
-    private let timeout: Duration
-    private let continuation: AsyncStream<KeyringChange>.Continuation
+/// closes; the thread closes the rest when it ends.
+final class FileDirectoryWatch: Sendable {
     private let path: String
     private let inotify: Int32
     /// [read end, write end]: closing the write end ends the thread.
@@ -32,13 +56,7 @@ final class FileChangeWatch: Sendable {
     /// Signalled by the thread once it closed its descriptors.
     private let ended = DispatchSemaphore(value: 0)
 
-    private init(
-        _ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation, path: String, inotify: Int32,
-        wake: (Int32, Int32)
-    ) {
-        self.scope = scope
-        self.timeout = timeout
-        self.continuation = continuation
+    private init(path: String, inotify: Int32, wake: (Int32, Int32)) {
         self.path = path
         self.inotify = inotify
         self.wake = wake
@@ -50,11 +68,9 @@ final class FileChangeWatch: Sendable {
     /// How many file watches are alive: what a leak test counts (`LeakCounts`), exactly, instead of memory.
     static let liveCount = Atomic<Int>(0)
 
-    /// Watches the directory, reads the items once, and starts the thread; returns what stops it.
-    static func start(
-        _ scope: ChangeScope, timeout: Duration, _ continuation: AsyncStream<KeyringChange>.Continuation
-    ) throws(KeyringError) -> @Sendable () -> Void {
-        let path = FileKeyring.path
+    /// Watches the directory of `path` and starts the thread, which calls `changed` after each
+    /// burst of events that names the file; returns the watch, for `stop`.
+    static func start(_ path: String, changed: @escaping @Sendable () -> Void) throws(KeyringError) -> FileDirectoryWatch {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
         // libsecret makes the directory (0700) at its first write; made here, a watch can begin before that.
         _ = g_mkdir_with_parents(directory, 0o700)
@@ -74,40 +90,20 @@ final class FileChangeWatch: Sendable {
             throw .keyringFileUnavailable(path: path, detail: "cannot watch it: " + String(cString: strerror(errno)))
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        let watch = FileChangeWatch(scope, timeout: timeout, continuation, path: path, inotify: inotify, wake: (ends[0], ends[1]))
-        let first: [String: ChangeSnapshot.Entry]
-        do throws(KeyringError) {
-            first = try watch.read()
-        } catch {
-            watch.closeAll()
-            close(ends[1])
-            throw error
-        }
-        guard Self.detach({ watch.run(from: first) }) else {
+        let watch = FileDirectoryWatch(path: path, inotify: inotify, wake: (ends[0], ends[1]))
+        guard Self.detach({ watch.run(changed) }) else {
             watch.closeAll()
             close(ends[1])
             throw .keyringFileUnavailable(path: path, detail: "cannot start the thread that watches it")
         }
-        return { watch.stop() }
+        return watch
     }
 
-    private func read() throws(KeyringError) -> [String: ChangeSnapshot.Entry] {
-        let scope = self.scope
-        return try FileKeyring.run(timeout: timeout, exclusive: false) { file throws(KeyringError) -> [String: ChangeSnapshot.Entry] in
-            var seen: [String: ChangeSnapshot.Entry] = [:]
-            for item in try file.matching(scope.attributes) where scope.owns(item.keyringItem) {
-                seen[item.name] = ChangeSnapshot.Entry(item: item.keyringItem, secretDigest: Digest.sha256Hex(Array(item.secret)))
-            }
-            return seen
-        }
-    }
-
-    private func run(from first: [String: ChangeSnapshot.Entry]) {
+    private func run(_ changed: @Sendable () -> Void) {
         defer {
             closeAll()
             ended.signal()
         }
-        var last = first
         let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -121,12 +117,7 @@ final class FileChangeWatch: Sendable {
                 if count <= 0 { break }
                 touched = touched || Self.names(name, in: buffer[0..<count])
             }
-            guard touched else { continue }
-            // A file that cannot be read now (mid-write by a program without the lock) is read at its next event.
-            guard let now = try? read() else { continue }
-            let changes = ChangeRule.changes(from: ChangeSnapshot(items: last), to: ChangeSnapshot(items: now))
-            last = now
-            for change in changes { continuation.yield(change) }
+            if touched { changed() }
         }
     }
 
