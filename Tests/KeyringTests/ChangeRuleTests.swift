@@ -126,6 +126,15 @@ struct ChangeRuleTests {
         #expect(back.map(\.kind) == [.unlocked, .changed])
     }
 
+    @Test("an item changed as it became locked is kept as it was, so the change shows at the unlock")
+    func changedWhileLocking() {
+        let (locking, kept) = ChangeRule.apply(
+            from: Self.service([(Self.item(1), "a")]), to: Self.service([(Self.item(1, label: "M", locked: true), nil)], .locked))
+        #expect(locking.map(\.kind) == [.locked])
+        let (unlocking, _) = ChangeRule.apply(from: kept, to: Self.service([(Self.item(1, label: "M"), "a")]))
+        #expect(unlocking.map(\.kind) == [.unlocked, .changed])
+    }
+
     @Test("a moved item is reported, and kept, at its new path")
     func movedItemPath() {
         let (changes, next) = ChangeRule.apply(

@@ -7,7 +7,7 @@
 # signal that names it; then secret-tool clears it while this client reads in a tight loop.
 #
 # Measured on these machines (40 rounds each), which is why a secret that cannot be read is not a
-# change for the watch (ServiceChangeWatch.seen):
+# change for the watch (ServiceChangeSource.seen):
 # - while an item is deleted, GetSecrets leaves it out with no error in 16-23 of 40 rounds, after
 #   GetAll read it (gnome-keyring 43, KeePassXC 2.7.4; 0 on kwalletd5, whose reads fail instead).
 #   It is a race, not a provider bug: GetAll fails right after in every such round.

@@ -8,7 +8,7 @@ struct ChangeSnapshot: Sendable, Equatable {
         /// SHA-256 of the secret; nil where it could not be read (locked, or gone meanwhile).
         var secretDigest: String?
         /// The collection whose lock can hide the item; nil where nothing hides items (the file
-        /// backend) or the item is known gone.
+        /// backend, a memory keyring that lists locked items) or the item is known gone.
         var collection: String? = nil
         /// Missing from a locked or vanished collection: kept as last seen, marked locked.
         var isHidden = false
@@ -53,8 +53,8 @@ enum ChangeRule {
     ///
     /// The changes, in this order: the daemon stopped or started; each collection whose lock state
     /// differs (locked or unlocked); each item gone (deleted); each item new (created) or changed
-    /// (`isChanged`, but an item that became locked, whose collection's lock is the change). Each
-    /// group by path.
+    /// (`isChanged`, but an item that became locked, whose collection's lock is the change: it is
+    /// kept as it was, so the change shows at the unlock). Each group by path.
     static func apply(from old: ChangeSnapshot, to seen: ChangeSnapshot) -> (changes: [KeyringChange], next: ChangeSnapshot) {
         var new = seen
         var before = old.items
@@ -93,9 +93,14 @@ enum ChangeRule {
                 changes.append(KeyringChange(.created, item: entry.item))
                 continue
             }
-            let newlyLocked = entry.item.isLocked && !was.item.isLocked
-            if isChanged(was, entry) && !newlyLocked { changes.append(KeyringChange(.changed, item: entry.item)) }
             if entry.secretDigest == nil { new.items[path]?.secretDigest = was.secretDigest }
+            guard isChanged(was, entry) else { continue }
+            if entry.item.isLocked && !was.item.isLocked {
+                // Kept as it was, locked: a change made with the lock shows at the unlock.
+                new.items[path]?.item = was.item.with(locked: true)
+            } else {
+                changes.append(KeyringChange(.changed, item: entry.item))
+            }
         }
         new.mayRenumber = false
         return (changes, new)

@@ -46,21 +46,27 @@ final class ChangeWatch<Source: ChangeSource>: @unchecked Sendable {
         -> @Sendable () -> Void
     {
         let watch = ChangeWatch(source, continuation)
-        let cancel = try source.subscribe { [weak watch] trigger in watch?.receive(trigger) }
-        let stop: @Sendable () -> Void = {
-            watch.waiting.withLock {
-                $0.stopped = true
-                $0.triggers.removeAll()
+        // Both on the queue: a trigger that comes between them is looked at after the first look.
+        let started = watch.queue.sync {
+            Result { () throws(KeyringError) -> @Sendable () -> Void in
+                let cancel = try source.subscribe { [weak watch] trigger in watch?.receive(trigger) }
+                let stop: @Sendable () -> Void = {
+                    watch.waiting.withLock {
+                        $0.stopped = true
+                        $0.triggers.removeAll()
+                    }
+                    cancel()
+                }
+                do throws(KeyringError) {
+                    watch.last = try source.firstLook()
+                } catch {
+                    stop()
+                    throw error
+                }
+                return stop
             }
-            cancel()
         }
-        // On the queue: a trigger that came meanwhile is looked at after it.
-        let first = watch.queue.sync { Result { () throws(KeyringError) in watch.last = try source.firstLook() } }
-        if case .failure(let error) = first {
-            stop()
-            throw error
-        }
-        return stop
+        return try started.get()
     }
 
     /// On the subscription's thread: copy, never look.

@@ -29,7 +29,7 @@ struct LocalChangeSource<Collection: LocalKeyring>: ChangeSource {
         for found in seen.items where scope.owns(found.item) {
             snapshot.items[found.item.objectPath] = ChangeSnapshot.Entry(
                 item: found.item, secretDigest: seen.isLocked ? nil : Digest.sha256Hex(Array(found.secret)),
-                collection: Self.collectionPath)
+                collection: seen.hidesLockedItems ? Self.collectionPath : nil)
         }
         return snapshot
     }
