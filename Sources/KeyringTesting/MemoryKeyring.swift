@@ -5,33 +5,122 @@ import Keyring
 /// advance, and faults you inject. Select it with ``Keyring/init(memory:timeout:unlock:)``; every
 /// `Keyring`, `SecretStore` and `IdentifierResolver` call on that keyring then goes here.
 ///
-/// It behaves as gnome-keyring does for everything those types do: items and their attributes,
-/// one item per `SecretStore`, twins (several items answering one query, "the" item being the
-/// oldest), content types, a locked collection whose items are listed but never read as absent,
-/// and an unlock prompt that is answered, dismissed or left unanswered. Where it differs: an
-/// unanswered prompt fails at once rather than at the call's timeout; an injected timeout fails
-/// at once too; nothing is shared with other processes; `SecretStore` items carry no `xdg:schema`
-/// (so `SecretStore.items` names their writer as another client); and, as on libsecret's file
-/// backend, an item is named by its attributes, so writing an attribute key (`.account`,
-/// `.comment`) replaces the item: it gets a new `objectPath` and `created` time, where
-/// gnome-keyring changes it in place. A `IdentifierResolver` on it keeps its standard backup file
-/// and lock in a temporary directory of the keyring's, never in the user's state directory.
+/// It behaves as the ``Provider`` you name does, through this library: by the same facts the
+/// library keeps about each real daemon. With `.keePassXC` a locked collection hides its items, so
+/// a read while locked is `.locked`, never absent; with `.kwallet` item paths are numbered anew at
+/// each ``restart(locked:)``; with `.oo7` an update replaces the item. Everywhere: items and their
+/// attributes, one item per `SecretStore`, twins (several items answering one query, "the" item
+/// being the oldest), content types, and an unlock prompt that is answered, dismissed or left
+/// unanswered.
+///
+/// ```swift
+/// let memory = MemoryKeyring(provider: .keePassXC, locked: true)
+/// let store = try SecretStore(identifier: "com.example.app", keyring: Keyring(memory: memory, unlock: .never))
+/// #expect(throws: KeyringError.self) { try store.object(forKey: .valueData) }  // locked, never nil
+/// memory.isLocked = false
+/// memory.inject(.timedOut(seconds: 25), times: 1)                  // the next call times out
+/// ```
+///
+/// Where it differs from a daemon: an unanswered prompt fails at once rather than at the call's
+/// timeout; an injected fault fails at once too; nothing is shared with other processes;
+/// `SecretStore` items carry no `xdg:schema` (so `SecretStore.items` names their writer as another
+/// client); and, as on libsecret's file backend, an item is named by its attributes, so writing an
+/// attribute key (`.account`, `.comment`) replaces the item: it gets a new `objectPath` and
+/// `created` time, where gnome-keyring changes it in place. A `IdentifierResolver` on it keeps its
+/// standard backup file and lock in a temporary directory of the keyring's, never in the user's
+/// state directory.
 ///
 /// Production keyrings never use it: only a keyring made with `init(memory:)` does, and this
 /// module is a product of its own, for test targets.
 public final class MemoryKeyring: Sendable {
-    /// A fault the next calls meet, as a real session would show it.
-    public enum Fault: Sendable, Equatable {
+    /// The real Secret Service daemon a memory keyring behaves as: the facts this library keeps
+    /// about that daemon, the same ones its calls on the real daemon follow.
+    public struct Provider: Sendable, Equatable, CustomStringConvertible {
+        /// The daemon's name, as `idtool doctor` prints it.
+        public let name: String
+        package let quirks: Quirks
+        /// gnome-keyring stamps `xdg:schema` on items stored without one when it loads them again.
+        let stampsSchemaOnRestart: Bool
+
+        /// A provider by its facts: what the tests of this package take from the real provider they run on.
+        package init(name: String, quirks: Quirks) {
+            self.init(name: name, quirks: quirks, stampsSchemaOnRestart: name == "gnome-keyring")
+        }
+
+        private init(name: String, quirks: Quirks, stampsSchemaOnRestart: Bool) {
+            self.name = name
+            self.quirks = quirks
+            self.stampsSchemaOnRestart = stampsSchemaOnRestart
+        }
+
+        /// gnome-keyring: a locked collection's items are listed, marked locked; paths stay.
+        public static let gnomeKeyring = Provider(name: "gnome-keyring", quirks: .gnomeKeyring, stampsSchemaOnRestart: true)
+        /// KWallet (kwalletd5, kwalletd6): item paths are numbered anew at each start.
+        public static let kwallet = Provider(name: "kwallet", quirks: .kwallet, stampsSchemaOnRestart: false)
+        /// KeePassXC: a locked database hides its items, so a miss while locked is `.locked`.
+        public static let keePassXC = Provider(name: "keepassxc", quirks: .keePassXC, stampsSchemaOnRestart: false)
+        /// oo7-daemon: a locked collection hides its items, paths are numbered anew at each start,
+        /// and an update replaces the item (a new path), as this library writes it there.
+        public static let oo7 = Provider(name: "oo7-daemon", quirks: .oo7Daemon, stampsSchemaOnRestart: false)
+        /// A daemon nobody knows: the strict facts (locked items hidden, paths numbered anew).
+        public static let strict = Provider(name: "unknown", quirks: .strict, stampsSchemaOnRestart: false)
+
+        /// The name.
+        public var description: String { name }
+
+        /// Whether a locked collection hides its items from searches.
+        public var hidesLockedItems: Bool { !quirks.listsLockedMatches }
+    }
+
+    /// A fault the next calls meet, as a real session would show it. New faults are new static
+    /// members: a switch over them needs a `default`.
+    public struct Fault: Sendable, Equatable, CustomStringConvertible {
+        enum Kind: Sendable, Equatable {
+            case noSessionBus, noSecretService, timeout
+            case error(KeyringError, writesOnly: Bool)
+        }
+
+        let kind: Kind
+
         /// No session bus: calls throw `KeyringError.noSessionBus`, and the session reports none
         /// (so `IdentifierResolver` may treat the machine as headless).
-        case noSessionBus
+        public static let noSessionBus = Fault(kind: .noSessionBus)
         /// A bus on which no Secret Service is owned or activatable: calls throw `.noSecretService`.
-        case noSecretService
+        public static let noSecretService = Fault(kind: .noSecretService)
         /// The service does not answer within the call's timeout: calls throw `.timedOut`
         /// (at once, with the call's whole timeout).
-        case timeout
+        public static let timeout = Fault(kind: .timeout)
         /// Writes and deletions fail with `.serviceFailure`; reads work.
-        case writeFails
+        public static let writeFails = Fault.error(
+            .serviceFailure(domain: "g-dbus-error-quark", code: 0, message: "MemoryKeyring: the write failed (injected)"), writesOnly: true)
+
+        /// Calls throw `error`; with `writesOnly`, only writes and deletions do.
+        /// - Parameters:
+        ///   - error: the error, by value.
+        ///   - writesOnly: whether reads still work.
+        /// - Returns: the fault.
+        public static func error(_ error: KeyringError, writesOnly: Bool = false) -> Fault {
+            Fault(kind: .error(error, writesOnly: writesOnly))
+        }
+
+        /// What a call meets.
+        public var description: String {
+            switch kind {
+            case .noSessionBus: "no session bus"
+            case .noSecretService: "no Secret Service"
+            case .timeout: "timeout"
+            case .error(let error, let writesOnly): (writesOnly ? "writes fail: " : "") + String(describing: error)
+            }
+        }
+
+        /// Whether calls then find no session bus.
+        var hidesSessionBus: Bool {
+            switch kind {
+            case .noSessionBus: true
+            case .error(.noSessionBus, false): true
+            default: false
+            }
+        }
     }
 
     /// How the unlock prompt a locked keyring shows is answered, for calls whose policy is `.prompt`.
@@ -66,22 +155,33 @@ public final class MemoryKeyring: Sendable {
     /// The creation lock (`Keyring.withCreationLock`); recursive, as Keyring calls inside take it again.
     let creation = NSRecursiveLock()
 
+    /// The daemon this keyring behaves as.
+    public let provider: Provider
+
     /// Whether a locked collection's items are hidden from searches, as KeePassXC hides a locked
     /// database's; gnome-keyring and KWallet list them, marked locked.
-    public let hidesLockedItems: Bool
+    public var hidesLockedItems: Bool { provider.hidesLockedItems }
 
-    /// An empty keyring with one default collection.
+    /// An empty keyring with one default collection, behaving as `provider` does.
     /// - Parameters:
+    ///   - provider: the daemon it behaves as; gnome-keyring by default.
     ///   - locked: whether the collection starts locked (as a login keyring does after an automatic login).
-    ///   - hidesLockedItems: true to hide a locked collection's items, as KeePassXC does (reads then
-    ///     throw `.locked(itemExists: false)`, never nil).
-    public init(locked: Bool = false, hidesLockedItems: Bool = false) {
-        self.hidesLockedItems = hidesLockedItems
+    public init(provider: Provider = .gnomeKeyring, locked: Bool = false) {
+        self.provider = provider
         var initial = State()
         initial.locked = locked
         state = Guarded(initial)
         var template = Array((FileManager.default.temporaryDirectory.path + "/memory-keyring.XXXXXX").utf8CString)
         privateStateDirectory = mkdtemp(&template).map { String(cString: $0) }
+    }
+
+    /// An empty keyring that behaves as gnome-keyring, or as KeePassXC where it hides locked items.
+    /// - Parameters:
+    ///   - locked: whether the collection starts locked.
+    ///   - hidesLockedItems: true for `.keePassXC`, false for `.gnomeKeyring`.
+    @available(*, deprecated, message: "name the provider: init(provider: .keePassXC, locked:)")
+    public convenience init(locked: Bool = false, hidesLockedItems: Bool) {
+        self.init(provider: hidesLockedItems ? .keePassXC : .gnomeKeyring, locked: locked)
     }
 
     deinit {
@@ -120,23 +220,40 @@ public final class MemoryKeyring: Sendable {
         state.withLock { $0.fault = fault.map { ($0, max(times, 0)) } }
     }
 
+    /// Makes the next `times` calls throw `error` (every later call, by default), whatever it is.
+    /// - Parameters:
+    ///   - error: the error, by value.
+    ///   - times: how many calls meet it.
+    public func inject(_ error: KeyringError, times: Int = .max) {
+        inject(.error(error), times: times)
+    }
+
     /// The fault calls meet now, if any.
     public var fault: Fault? { state.withLock { $0.fault?.fault } }
 
-    /// The daemon restarts between two calls: the items survive (gnome-keyring then reports items
-    /// stored without a schema as `xdg:schema=org.freedesktop.Secret.Generic`), and what a
-    /// process knew about the old daemon is void.
+    /// The daemon restarts between two calls: the items survive, and what a process knew about the
+    /// old daemon is void. As the provider does: gnome-keyring then reports items stored without a
+    /// schema as `xdg:schema=org.freedesktop.Secret.Generic`; KWallet and oo7-daemon number the
+    /// items' paths anew, so a path from before may name another item.
     /// - Parameter locked: whether it comes back locked (a desktop's daemon does; one started with `--unlock` does not).
     public func restart(locked: Bool = false) {
         changes.withLock {
             state.withLock { state in
                 state.restarts += 1
                 state.locked = locked
-                for index in state.items.indices where state.items[index].item.attributes["xdg:schema"] == nil {
-                    var attributes = state.items[index].item.attributes
-                    attributes["xdg:schema"] = "org.freedesktop.Secret.Generic"
-                    state.items[index].item = Self.item(state.items[index].item, attributes: attributes)
+                for index in state.items.indices {
+                    var item = state.items[index].item
+                    if provider.stampsSchemaOnRestart && item.attributes["xdg:schema"] == nil {
+                        item = Self.item(item, attributes: item.attributes.merging(["xdg:schema": "org.freedesktop.Secret.Generic"]) { $1 })
+                    }
+                    if provider.quirks.renumbersItems {
+                        // 1 to n in creation order, as KWallet numbers its file: after a deletion, an
+                        // old path names the next item.
+                        item = Self.item(item, objectPath: Self.path(number: index + 1))
+                    }
+                    state.items[index].item = item
                 }
+                if provider.quirks.renumbersItems { state.nextNumber = state.items.count + 1 }
             }
         }
         announceChange()
@@ -261,10 +378,11 @@ extension MemoryKeyring: LocalKeyring {
 
     /// What a watch sees, straight from the state: no prompt, and no injected fault met or counted down.
     package func watchLook(matching attributes: [String: String], timeout: Duration) throws(KeyringError) -> LocalWatchLook {
-        let view = state.withLock { state in
-            MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: true, outcome: .notAsked)
+        let (view, restarts) = state.withLock { state in
+            (MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: true, outcome: .notAsked), state.restarts)
         }
-        return LocalWatchLook(isLocked: view.isLocked, hidesLockedItems: hidesLockedItems, items: try view.listed(matching: attributes))
+        return LocalWatchLook(
+            isLocked: view.isLocked, hidesLockedItems: hidesLockedItems, items: try view.listed(matching: attributes), generation: restarts)
     }
 
     private func operate<T>(
@@ -326,34 +444,45 @@ extension MemoryKeyring: LocalKeyring {
         }
     }
 
-    package var isSessionBusConfigured: Bool { fault != .noSessionBus }
+    package var isSessionBusConfigured: Bool { fault?.hidesSessionBus != true }
 
     /// Throws the injected fault this call meets (a write fault only for a write), counting it down.
     static func meetFault(_ state: inout State, seconds: Double, writing: Bool) throws(KeyringError) {
         guard let (fault, remaining) = state.fault, remaining > 0 else { return }
-        if fault == .writeFails && !writing { return }
+        if case .error(_, writesOnly: true) = fault.kind, !writing { return }
         state.fault = remaining == 1 ? nil : (fault, remaining == .max ? .max : remaining - 1)
-        switch fault {
+        switch fault.kind {
         case .noSessionBus:
             throw .noSessionBus(detail: "DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
         case .noSecretService: throw .noSecretService
         case .timeout: throw .timedOut(seconds: seconds)
-        case .writeFails:
-            throw .serviceFailure(domain: "g-dbus-error-quark", code: 0, message: "MemoryKeyring: the write failed (injected)")
+        case .error(let error, _): throw error
         }
     }
 
-    static func item(_ item: KeyringItem, attributes: [String: String]? = nil, locked: Bool? = nil) -> KeyringItem {
+    static func item(_ item: KeyringItem, objectPath: String? = nil, attributes: [String: String]? = nil, locked: Bool? = nil)
+        -> KeyringItem
+    {
         KeyringItem(
-            objectPath: item.objectPath, attributes: attributes ?? item.attributes, label: item.label,
+            objectPath: objectPath ?? item.objectPath, attributes: attributes ?? item.attributes, label: item.label,
             isLocked: locked ?? item.isLocked, created: item.created, modified: item.modified)
     }
+
+    /// The number of the next item made.
+    func takeNumber() -> Int {
+        state.withLock { state in
+            defer { state.nextNumber += 1 }
+            return state.nextNumber
+        }
+    }
+
+    static func path(number: Int) -> String { "/org/freedesktop/secrets/collection/memory/\(number)" }
 
     static func makeItem(number: Int, attributes: [String: String], label: String, created: Date?) -> KeyringItem {
         let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         return KeyringItem(
-            objectPath: "/org/freedesktop/secrets/collection/memory/\(number)", attributes: attributes, label: label,
-            isLocked: false, created: created ?? now, modified: created ?? now)
+            objectPath: path(number: number), attributes: attributes, label: label, isLocked: false, created: created ?? now,
+            modified: created ?? now)
     }
 }
 
@@ -378,6 +507,7 @@ package final class MemoryItems: LocalItems {
     package var isLocked: Bool { locked }
     package var unlockOutcome: UnlockOutcome { outcome }
     package var hidesLockedItems: Bool { keyring.hidesLockedItems }
+    package var renumbersItems: Bool { keyring.provider.quirks.renumbersItems }
 
     package func listed() throws(KeyringError) -> [LocalItem] {
         try checked(items)
@@ -410,6 +540,15 @@ package final class MemoryItems: LocalItems {
         }
         if let index = items.firstIndex(where: { comparable($0.item.attributes) == attributes }) {
             let old = items[index].item
+            if !keyring.provider.quirks.keepsItemChanges {
+                // As this library updates an item there (oo7-daemon): a replacing create, a new path
+                // that keeps the item's place in the order.
+                items.remove(at: index)
+                let item = MemoryKeyring.makeItem(
+                    number: keyring.takeNumber(), attributes: old.attributes, label: label, created: old.created)
+                items.append(MemoryKeyring.Stored(item: item, secret: secret, contentType: contentType))
+                return
+            }
             items[index].item = KeyringItem(
                 objectPath: old.objectPath, attributes: old.attributes, label: label, isLocked: false, created: old.created,
                 modified: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
@@ -417,11 +556,7 @@ package final class MemoryItems: LocalItems {
             items[index].contentType = contentType
             return
         }
-        let number = keyring.state.withLock { shared in
-            defer { shared.nextNumber += 1 }
-            return shared.nextNumber
-        }
-        let item = MemoryKeyring.makeItem(number: number, attributes: attributes, label: label, created: nil)
+        let item = MemoryKeyring.makeItem(number: keyring.takeNumber(), attributes: attributes, label: label, created: nil)
         items.append(MemoryKeyring.Stored(item: item, secret: secret, contentType: contentType))
     }
 

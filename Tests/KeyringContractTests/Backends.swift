@@ -9,15 +9,29 @@ import Testing
 
 /// Which keyring a contract test runs against.
 enum Backend: String, Sendable, CustomTestStringConvertible {
+    /// The memory keyring as the run's real provider (`memoryProvider`).
     case memory
-    /// The memory keyring hiding a locked collection's items, as KeePassXC does.
+    /// The memory keyring as KeePassXC, which hides a locked collection's items.
     case memoryHiding
+    /// The memory keyring as KWallet, which numbers its items' paths anew at each start.
+    case memoryRenumbering
     case real
+
+    /// The provider the memory keyring behaves as in this run: the real one's facts (the library's
+    /// own `Quirks` for it), so that each contract test holds the two to the same assertions;
+    /// gnome-keyring's where the run has no Secret Service provider (none, or the file backend).
+    static var memoryProvider: MemoryKeyring.Provider {
+        guard available.contains(.real), !TestProvider.usesFileBackend else { return .gnomeKeyring }
+        return MemoryKeyring.Provider(name: TestProvider.name, quirks: TestProvider.quirks)
+    }
 
     /// The in-memory keyring always; the real one only inside a harness (never the user's own keyring).
     static var available: [Backend] {
         ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"].map { $0.isEmpty ? [.memory] : [.memory, .real] } ?? [.memory]
     }
+
+    /// `available`, and the memory keyring as KWallet where the run's provider numbers no paths anew.
+    static var renumbering: [Backend] { memoryProvider.quirks.renumbersItems ? available : [.memoryRenumbering] + available }
 
     /// Those with a locked state: libsecret's file backend has none.
     static var lockable: [Backend] { [.memoryHiding] + available.filter { $0 == .memory || !TestProvider.usesFileBackend } }
@@ -28,8 +42,9 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
 
     var testDescription: String {
         switch self {
-        case .memory: "memory"
-        case .memoryHiding: "memory, hiding locked items"
+        case .memory: "memory as \(Self.memoryProvider)"
+        case .memoryHiding: "memory as keepassxc"
+        case .memoryRenumbering: "memory as kwallet"
         case .real: "real: \(Self.realName)"
         }
     }
@@ -47,7 +62,12 @@ final class Subject {
 
     init(_ backend: Backend) throws {
         self.backend = backend
-        memory = backend == .real ? nil : MemoryKeyring(hidesLockedItems: backend == .memoryHiding)
+        switch backend {
+        case .memory: memory = MemoryKeyring(provider: Backend.memoryProvider)
+        case .memoryHiding: memory = MemoryKeyring(provider: .keePassXC)
+        case .memoryRenumbering: memory = MemoryKeyring(provider: .kwallet)
+        case .real: memory = nil
+        }
         if backend == .real {
             let root = ProcessInfo.processInfo.environment["WITH_KEYRING_ROOT"] ?? ""
             let home = ProcessInfo.processInfo.environment["HOME"] ?? ""
@@ -60,9 +80,9 @@ final class Subject {
     /// Whether the backend has a locked state (libsecret's file backend has none).
     var canLock: Bool { !isFile }
     /// Whether a locked collection's items are listed (as locked); KeePassXC hides them.
-    var listsLockedItems: Bool { isMemory ? backend == .memory : TestProvider.listsLockedItems }
+    var listsLockedItems: Bool { memory.map { !$0.hidesLockedItems } ?? TestProvider.listsLockedItems }
     /// Whether an update keeps the item (`Quirks.keepsItemChanges`); oo7-daemon's replaces it.
-    var keepsItemChanges: Bool { isMemory || isFile || TestProvider.quirks.keepsItemChanges }
+    var keepsItemChanges: Bool { memory.map { $0.provider.quirks.keepsItemChanges } ?? (isFile || TestProvider.quirks.keepsItemChanges) }
 
     func keyring(timeout: Duration = .seconds(25), unlock: UnlockPolicy = .prompt) -> Keyring {
         if let memory { return Keyring(memory: memory, timeout: timeout, unlock: unlock) }
@@ -133,11 +153,9 @@ final class Subject {
             defer { memory.inject(nil) }
             return try body()
         }
-        switch fault {
-        case .timeout: return try withPausedDaemon { _ in try body() }
-        case .noSessionBus: return try withoutSessionBus(body)
-        case .noSecretService, .writeFails: throw UnmetFault(fault: fault)
-        }
+        if fault == .timeout { return try withPausedDaemon { _ in try body() } }
+        if fault == .noSessionBus { return try withoutSessionBus(body) }
+        throw UnmetFault(fault: fault)
     }
 
     /// `withFault` was asked for a fault this backend cannot bring about (see `faults`).

@@ -38,6 +38,38 @@ struct MemoryFaultTests {
         #expect(try store.object(forKey: .valueData) == "new")
     }
 
+    @Test("any KeyringError is injected by value, for a number of calls, or for writes only")
+    func anyErrorByValue() throws {
+        let memory = MemoryKeyring()
+        let store = try SecretStore(identifier: uniqueID("error"), keyring: Keyring(memory: memory))
+        try store.setObject("kept", forKey: .valueData)
+        memory.inject(KeyringError.locked(itemExists: true, unlock: .dismissed), times: 1)
+        #expect(throws: KeyringError.locked(itemExists: true, unlock: .dismissed)) { try store.object(forKey: .valueData) }
+        #expect(try store.object(forKey: .valueData) == "kept", "one call only")
+        memory.inject(.error(.invalidArgument("refused by the test"), writesOnly: true))
+        #expect(try store.object(forKey: .valueData) == "kept", "reads work")
+        #expect(throws: KeyringError.invalidArgument("refused by the test")) { try store.setObject("new", forKey: .valueData) }
+        memory.inject(nil)
+        try store.setObject("new", forKey: .valueData)
+        #expect(try store.object(forKey: .valueData) == "new")
+    }
+
+    @Test("as oo7-daemon an update replaces the item (a new path, its place in the order kept); as gnome-keyring it stays")
+    func updateReplacesPerProvider() throws {
+        for (provider, replaces) in [(MemoryKeyring.Provider.oo7, true), (.gnomeKeyring, false)] {
+            let keyring = Keyring(memory: MemoryKeyring(provider: provider))
+            let attributes = ["service": uniqueID("update")]
+            try keyring.store(Data("a".utf8), attributes: attributes, label: "L")
+            let before = try keyring.search(attributes)
+            try keyring.store(Data("b".utf8), attributes: attributes, label: "L")
+            let after = try keyring.search(attributes)
+            try #require(before.count == 1 && after.count == 1, "\(provider)")
+            #expect((after[0].objectPath != before[0].objectPath) == replaces, "\(provider)")
+            #expect(after[0].created == before[0].created, "\(provider)")
+            #expect(try keyring.lookup(attributes) == Data("b".utf8), "\(provider)")
+        }
+    }
+
     @Test("lock state: isLocked, lockCollection and unlockCollection through the memory keyring's prompt, as on gnome-keyring")
     func lockState() throws {
         let memory = MemoryKeyring()
@@ -136,7 +168,8 @@ struct MemoryFaultTests {
 
     /// The memory keyring's "no bus" stands for this process's session, whatever the real environment
     /// (under scripts/with-keyring there is a bus; the resolver must still see none).
-    @Test("no bus, never served: headless, the backup holds a new identifier and the keyring gets it back; once served, no bus mints nothing")
+    @Test(
+        "no bus, never served: headless, the backup holds a new identifier and the keyring gets it back; once served, no bus mints nothing")
     func headlessThenServed() throws {
         let memory = MemoryKeyring()
         let keyring = Keyring(memory: memory)

@@ -46,6 +46,9 @@ struct FileLocalKeyring: LocalKeyring {
 }
 
 extension FileKeyring: LocalItems {
+    /// An item here is named by its attributes: a name never moves to another item.
+    var renumbersItems: Bool { false }
+
     var isLocked: Bool { false }
     var unlockOutcome: UnlockOutcome { .notAsked }
     var hidesLockedItems: Bool { false }

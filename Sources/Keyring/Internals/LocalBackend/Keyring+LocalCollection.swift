@@ -82,14 +82,24 @@ extension LocalKeyring {
 
     package func secret(of item: KeyringItem, _ options: CallOptions) throws(KeyringError) -> Data? {
         try run(timeout: options.timeout, exclusive: false, prompt: options.unlock) { items throws(KeyringError) in
-            try items.listed().first { $0.item.objectPath == item.objectPath }?.secret
+            let listed = try items.listed()
+            guard let path = try Self.currentPath(of: item, in: listed, renumbers: items.renumbersItems) else { return nil }
+            return listed.first { $0.item.objectPath == path }?.secret
         }
     }
 
     package func delete(item: KeyringItem, _ options: CallOptions) throws(KeyringError) {
         try run(timeout: options.timeout, exclusive: true, prompt: options.unlock) { items throws(KeyringError) in
-            try items.remove(objectPath: item.objectPath)
+            guard let path = try Self.currentPath(of: item, in: try items.listed(), renumbers: items.renumbersItems) else { return }
+            try items.remove(objectPath: path)
         }
+    }
+
+    /// Where `item` is among `listed` now (`ItemHandle`).
+    private static func currentPath(of item: KeyringItem, in listed: [LocalItem], renumbers: Bool) throws(KeyringError) -> String? {
+        try ItemHandle.currentPath(
+            of: item, renumbers: renumbers, atPath: { listed.first { $0.item.objectPath == item.objectPath }?.item },
+            search: { listed.map(\.item) })
     }
 
     package func lookup(_ attributes: [String: String], _ options: CallOptions) throws(KeyringError) -> Data? {

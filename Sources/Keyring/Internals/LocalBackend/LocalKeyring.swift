@@ -66,11 +66,15 @@ package struct LocalWatchLook: Sendable {
     package var hidesLockedItems: Bool
     /// The matching items, with their secrets (empty while locked).
     package var items: [LocalItem]
+    /// Changes at each start of a collection that renumbers its items, so a watch can tell a
+    /// renumbered item from a deleted one and a created one.
+    package var generation: Int
 
-    package init(isLocked: Bool, hidesLockedItems: Bool, items: [LocalItem]) {
+    package init(isLocked: Bool, hidesLockedItems: Bool, items: [LocalItem], generation: Int = 0) {
         self.isLocked = isLocked
         self.hidesLockedItems = hidesLockedItems
         self.items = items
+        self.generation = generation
     }
 }
 
@@ -96,6 +100,9 @@ package protocol LocalItems {
     /// True when a locked collection's items are hidden from searches (as KeePassXC hides them):
     /// a miss then does not prove absence. False when they are listed, marked locked.
     var hidesLockedItems: Bool { get }
+    /// True when item paths are numbered anew at each start (the memory keyring as KWallet):
+    /// an earlier listing's path may name another item (`ItemHandle`).
+    var renumbersItems: Bool { get }
     /// Every item, oldest first. A locked collection that may not be listed throws `.locked`.
     func listed() throws(KeyringError) -> [LocalItem]
     /// The items whose attributes include `attributes`, oldest first.

@@ -86,29 +86,16 @@ extension ServiceCall {
         return result
     }
 
-    /// The path where `item`, from an earlier search, is now; nil when it is gone. Where the
-    /// provider renumbers its items on a start (KWallet), the item at the old path must still have
-    /// the same attributes and creation time, whether it was found locked or not, else it is looked
-    /// up again by those. Only an item whose attributes could not be read (none, or a locked item's
-    /// hashed ones on gnome-keyring) keeps its path unchecked: nothing else names it.
+    /// The path where `item`, from an earlier search, is now; nil when it is gone (`ItemHandle`:
+    /// checked where the provider renumbers its items on a start, as KWallet does).
     /// - Throws: `.invalidArgument` for a path that is no D-Bus object path (another backend's
     ///   item); `.serviceFailure` when several items now match it and none is at the old path.
     func currentPath(of item: KeyringItem) throws(KeyringError) -> String? {
         try BusCall.requireObjectPath(item.objectPath, naming: "the item's path")
-        let unreadable = item.attributes.isEmpty || (item.isLocked && ProviderAttributes.areUnreadable(item.attributes))
-        guard provider().quirks.renumbersItems, !unreadable else { return item.objectPath }
-        // A creation time one listing lacks (a locked item's, say) cannot tell items apart, nor differ.
-        func isSame(_ other: KeyringItem) -> Bool {
-            other.attributes == item.attributes && (other.created == nil || item.created == nil || other.created == item.created)
-        }
-        if let now = try properties(at: item.objectPath, isLocked: false), isSame(now) { return item.objectPath }
-        let found = try search(item.attributes).filter(isSame)
-        guard found.count <= 1 else {
-            throw .serviceFailure(
-                domain: "KeyringIdentity", code: -1,
-                message: "the service numbered its items anew, and \(found.count) items now match this one: search again")
-        }
-        return found.first?.objectPath
+        return try ItemHandle.currentPath(
+            of: item, renumbers: provider().quirks.renumbersItems,
+            atPath: { () throws(KeyringError) in try properties(at: item.objectPath, isLocked: false) },
+            search: { () throws(KeyringError) in try search(item.attributes) })
     }
 
     /// The secret bytes of the item at `path`, and their content type; nil when the service

@@ -196,6 +196,12 @@ let unlocked = try tokens.object(forKey: .valueData)           // "s3cr3t-token"
 memory.inject(.noSecretService)                                // a container with no Secret Service
 let unreachable = Result { try tokens.object(forKey: .valueData) } // .noSecretService
 memory.inject(.timeout, times: 1)                              // a hung daemon, for the next call
+let slow = Result { try tokens.object(forKey: .valueData) }        // .timedOut(seconds: 25)
+memory.inject(KeyringError.valueLost(path: "/x"), times: 1)    // any KeyringError, by value
+
+let keePassXC = MemoryKeyring(provider: .keePassXC, locked: true)   // behaves as KeePassXC
+let hidden = try SecretStore(identifier: "com.example.app", keyring: Keyring(memory: keePassXC, unlock: .never))
+let miss = Result { try hidden.object(forKey: .valueData) }     // .locked(itemExists: false): never nil
 // docs-snippet end
 
 guard case .failure(let dismissal) = dismissed, dismissal as? KeyringError == .locked(itemExists: true, unlock: .dismissed) else {
@@ -205,9 +211,15 @@ guard unlocked == "s3cr3t-token", !memory.isLocked else { fail("TestingYourApp: 
 guard case .failure(let absence) = unreachable, absence as? KeyringError == .noSecretService else {
     fail("TestingYourApp: no Secret Service gave \(unreachable)")
 }
-guard case .failure(let slow) = Result(catching: { try tokens.object(forKey: .valueData) }), slow as? KeyringError == .timedOut(seconds: 25),
+guard case .failure(let timedOut) = slow, timedOut as? KeyringError == .timedOut(seconds: 25) else {
+    fail("TestingYourApp: the one-call timeout gave \(slow)")
+}
+guard case .failure(let lost) = Result(catching: { try tokens.object(forKey: .valueData) }), lost as? KeyringError == .valueLost(path: "/x"),
     try tokens.object(forKey: .valueData) == "s3cr3t-token"
-else { fail("TestingYourApp: the one-call timeout") }
+else { fail("TestingYourApp: the one-call injected error") }
+guard case .failure(let locked) = miss, locked as? KeyringError == .locked(itemExists: false) else {
+    fail("TestingYourApp: a miss on a locked KeePassXC-like keyring gave \(miss)")
+}
 print("examples: OK: TestingYourApp memory keyring")
 
 // MARK: Keyring: Unlocking, timeouts and concurrency
