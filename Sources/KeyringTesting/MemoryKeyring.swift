@@ -5,8 +5,8 @@ import Keyring
 /// advance, and faults you inject. Select it with ``Keyring/init(memory:timeout:unlock:)``; every
 /// `Keyring`, `SecretStore` and `IdentifierResolver` call on that keyring then goes here.
 ///
-/// It behaves as the ``Provider`` you name does, through this library: by the same facts the
-/// library keeps about each real daemon. With `.keePassXC` a locked collection hides its items, so
+/// It behaves as the ``Provider`` you name does, through this library, in what the library keeps
+/// as facts about each real daemon and the memory keyring can show. With `.keePassXC` a locked collection hides its items, so
 /// a read while locked is `.locked`, never absent; with `.kwallet` item paths are numbered anew at
 /// each ``restart(locked:)``; with `.oo7` an update replaces the item. Everywhere: items and their
 /// attributes, one item per `SecretStore`, twins (several items answering one query, "the" item
@@ -21,7 +21,8 @@ import Keyring
 /// memory.inject(.timedOut(seconds: 25), times: 1)                  // the next call times out
 /// ```
 ///
-/// Where it differs from a daemon: an unanswered prompt fails at once rather than at the call's
+/// Where it differs from a daemon: content types are kept on every provider (gnome-keyring reads
+/// every secret back as `text/plain`); an unanswered prompt fails at once rather than at the call's
 /// timeout; an injected fault fails at once too; nothing is shared with other processes;
 /// `SecretStore` items carry no `xdg:schema` (so `SecretStore.items` names their writer as another
 /// client); and, as on libsecret's file backend, an item is named by its attributes, so writing an
@@ -221,9 +222,11 @@ public final class MemoryKeyring: Sendable {
     }
 
     /// Makes the next `times` calls throw `error` (every later call, by default), whatever it is.
+    /// A name both types have (`.noSecretService`) is the `Fault`.
     /// - Parameters:
     ///   - error: the error, by value.
     ///   - times: how many calls meet it.
+    @_disfavoredOverload
     public func inject(_ error: KeyringError, times: Int = .max) {
         inject(.error(error), times: times)
     }
@@ -264,12 +267,14 @@ public final class MemoryKeyring: Sendable {
         state.withLock { state in state.items.map { Self.item($0.item, locked: state.locked) } }
     }
 
-    /// The secret and content type of an item, whatever the lock; nil when it is gone.
+    /// The secret and content type of an item, whatever the lock; nil when it is gone, or when
+    /// its path names another item now (after a restart that numbered paths anew).
     /// - Parameter item: an item of this keyring.
     /// - Returns: the bytes and their MIME type.
     public func secret(of item: KeyringItem) -> (secret: Data, contentType: String)? {
         state.withLock { state in
-            state.items.first { $0.item.objectPath == item.objectPath }.map { ($0.secret, $0.contentType) }
+            state.items.first { $0.item.objectPath == item.objectPath && $0.item.attributes == item.attributes }
+                .map { ($0.secret, $0.contentType) }
         }
     }
 
@@ -378,8 +383,12 @@ extension MemoryKeyring: LocalKeyring {
 
     /// What a watch sees, straight from the state: no prompt, and no injected fault met or counted down.
     package func watchLook(matching attributes: [String: String], timeout: Duration) throws(KeyringError) -> LocalWatchLook {
+        // Only a restart that numbered the paths anew makes a new generation.
         let (view, restarts) = state.withLock { state in
-            (MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: true, outcome: .notAsked), state.restarts)
+            (
+                MemoryItems(keyring: self, items: state.items, locked: state.locked, mayList: true, outcome: .notAsked),
+                provider.quirks.renumbersItems ? state.restarts : 0
+            )
         }
         return LocalWatchLook(
             isLocked: view.isLocked, hidesLockedItems: hidesLockedItems, items: try view.listed(matching: attributes), generation: restarts)
@@ -542,11 +551,10 @@ package final class MemoryItems: LocalItems {
             let old = items[index].item
             if !keyring.provider.quirks.keepsItemChanges {
                 // As this library updates an item there (oo7-daemon): a replacing create, a new path
-                // that keeps the item's place in the order.
-                items.remove(at: index)
+                // that keeps the item's place in the order (and in the list, oldest first).
                 let item = MemoryKeyring.makeItem(
                     number: keyring.takeNumber(), attributes: old.attributes, label: label, created: old.created)
-                items.append(MemoryKeyring.Stored(item: item, secret: secret, contentType: contentType))
+                items[index] = MemoryKeyring.Stored(item: item, secret: secret, contentType: contentType)
                 return
             }
             items[index].item = KeyringItem(

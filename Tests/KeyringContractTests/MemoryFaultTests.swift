@@ -5,6 +5,7 @@ import DeviceIdentity
 import Foundation
 import Keyring
 import KeyringTesting
+import TestSupport
 import Testing
 
 @Suite("The memory keyring's faults and content types")
@@ -52,6 +53,30 @@ struct MemoryFaultTests {
         memory.inject(nil)
         try store.setObject("new", forKey: .valueData)
         #expect(try store.object(forKey: .valueData) == "new")
+        memory.inject(.noSecretService)
+        #expect(memory.fault == .noSecretService, "a name both types have is the Fault")
+        memory.inject(nil)
+    }
+
+    @Test("as oo7-daemon, a restart that comes back locked hides and renumbers the items: at the unlock they are the same items")
+    func renumberedWhileHidden() async throws {
+        let memory = MemoryKeyring(provider: .oo7)
+        let keyring = Keyring(memory: memory)
+        let id = uniqueID("renumber")
+        for n in 0..<3 { try await keyring.store(Data("\(n)".utf8), attributes: ["service": id, "n": "\(n)"], label: "n\(n)") }
+        // n2 moves from path 3 to path 1, which nothing holds now. (An item moving to a path another
+        // item held is not matched yet: the change rule matches moves to new paths only.)
+        for n in 0..<2 { _ = try await keyring.delete(["service": id, "n": "\(n)"]) }
+        let log = ChangeLog(try await keyring.changes(identifier: id))
+        defer { log.stop() }
+        let start = ContinuousClock.now
+        memory.restart(locked: true)
+        #expect(await log.first(.locked, from: 0, since: start) != nil, "\(log.kinds)")
+        memory.isLocked = false
+        #expect(await log.first(.unlocked, from: 0, since: start) != nil, "\(log.kinds)")
+        try await keyring.store(Data("after".utf8), attributes: ["service": id, "n": "after"], label: "after")
+        #expect(await log.first(.created, from: 0, since: start) != nil, "\(log.kinds)")
+        #expect(log.kinds == [.locked, .unlocked, .created], "hidden, then the same items at new paths: \(log.kinds)")
     }
 
     @Test("as oo7-daemon an update replaces the item (a new path, its place in the order kept); as gnome-keyring it stays")
@@ -67,6 +92,12 @@ struct MemoryFaultTests {
             #expect((after[0].objectPath != before[0].objectPath) == replaces, "\(provider)")
             #expect(after[0].created == before[0].created, "\(provider)")
             #expect(try keyring.lookup(attributes) == Data("b".utf8), "\(provider)")
+            // Its place among the others: still the older of two, oldest first.
+            let service = ["service": uniqueID("order")]
+            try keyring.store(Data("old".utf8), attributes: service.merging(["k": "old"]) { $1 }, label: "old")
+            try keyring.store(Data("new".utf8), attributes: service.merging(["k": "new"]) { $1 }, label: "new")
+            try keyring.store(Data("old, updated".utf8), attributes: service.merging(["k": "old"]) { $1 }, label: "old")
+            #expect(try keyring.search(service).map(\.label) == ["old", "new"], "\(provider)")
         }
     }
 

@@ -28,9 +28,16 @@ public final class ChangeLog: Sendable {
     public func first(
         _ kind: KeyringChange.Kind, from start: Int, since: ContinuousClock.Instant, within limit: Duration = .seconds(40)
     ) async -> (change: KeyringChange, latency: Duration)? {
+        await first(anyOf: [kind], from: start, since: since, within: limit)
+    }
+
+    /// The first change of any of `kinds` from entry `start` on, as `first(_:from:since:within:)`.
+    public func first(
+        anyOf kinds: Set<KeyringChange.Kind>, from start: Int, since: ContinuousClock.Instant, within limit: Duration = .seconds(40)
+    ) async -> (change: KeyringChange, latency: Duration)? {
         let end = ContinuousClock.now + limit
         while ContinuousClock.now < end {
-            let found = entries.withLock { entries in entries.dropFirst(start).first { $0.change.kind == kind } }
+            let found = entries.withLock { entries in entries.dropFirst(start).first { kinds.contains($0.change.kind) } }
             if let found { return (found.change, found.at - since) }
             try? await Task.sleep(for: .milliseconds(20))
         }

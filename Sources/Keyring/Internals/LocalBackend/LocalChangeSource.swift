@@ -37,7 +37,8 @@ final class LocalChangeSource<Collection: LocalKeyring>: ChangeSource, @unchecke
         var snapshot = ChangeSnapshot(
             collections: [Self.collectionPath: seen.isLocked ? .locked : .unlocked],
             mayRenumber: generation.map { $0 != seen.generation } ?? false)
-        generation = seen.generation
+        // A look that hid the items could not match them: the next one that shows them still may.
+        if !(seen.isLocked && seen.hidesLockedItems) { generation = seen.generation }
         for found in seen.items where scope.owns(found.item) {
             snapshot.items[found.item.objectPath] = ChangeSnapshot.Entry(
                 item: found.item, secretDigest: seen.isLocked ? nil : Digest.sha256Hex(Array(found.secret)),
