@@ -82,6 +82,16 @@ struct ChangeRuleTests {
             "an item at a new path after a restart is the same item, moved", service([(item(1), "a")]),
             service([(item(7), "a")], full: true), []
         ),
+        (
+            "items renumbered into each other's paths are the same items",
+            service([(item(2, label: "n1"), "a"), (item(3, label: "n2"), "b")]),
+            service([(item(1, label: "n1"), "a"), (item(2, label: "n2"), "b")], full: true), []
+        ),
+        (
+            "an item whose path another took, found nowhere, is deleted",
+            service([(item(1, label: "n1"), "a"), (item(2, label: "n2"), "b")]), service([(item(1, label: "n2"), "b")], full: true),
+            [.deleted]
+        ),
         ("but not when the look is no full one", service([(item(1), "a")]), service([(item(7), "a")]), [.deleted, .created]),
         (
             "a moved item whose secret changed is changed", service([(item(1), "a")]), service([(item(7), "b")], full: true),

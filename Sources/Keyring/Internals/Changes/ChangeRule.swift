@@ -45,7 +45,7 @@ enum ChangeRule {
     /// The changes that turn `old` into `seen`, and the snapshot to compare the next look with.
     ///
     /// Before comparing, `seen` is read as what it stands for:
-    /// - with `mayRenumber`, an item at a new path that is the same (`sameItem`) as one missing now is that item, moved;
+    /// - with `mayRenumber`, an item the same (`sameItem`) as one seen at another path is that item, moved (`moves`);
     /// - an item that hides its attributes (locked, on gnome-keyring) is what was seen before, locked;
     /// - an item missing while its collection is locked, gone or absent is hidden, not deleted
     ///   (KeePassXC and oo7-daemon take a locked collection's items off the bus);
@@ -58,15 +58,8 @@ enum ChangeRule {
     static func apply(from old: ChangeSnapshot, to seen: ChangeSnapshot) -> (changes: [KeyringChange], next: ChangeSnapshot) {
         var new = seen
         var before = old.items
-        if new.mayRenumber {
-            for (path, entry) in new.items.sorted(by: { $0.key < $1.key }) where before[path] == nil {
-                guard let moved = before.first(where: { new.items[$0.key] == nil && sameItem($0.value.item, entry.item) })?.key,
-                    var was = before.removeValue(forKey: moved)
-                else { continue }
-                was.item = was.item.with(path: path)
-                before[path] = was
-            }
-        }
+        var displaced: [ChangeSnapshot.Entry] = []
+        if new.mayRenumber { (before, displaced) = moves(from: old.items, to: new.items) }
         for (path, entry) in new.items where entry.item.hidesAttributes {
             if let was = before[path] { new.items[path]?.item = was.item.with(locked: true) }
         }
@@ -85,7 +78,8 @@ enum ChangeRule {
             default: break
             }
         }
-        for (path, was) in before.sorted(by: { $0.key < $1.key }) where new.items[path] == nil {
+        let gone = before.filter { new.items[$0.key] == nil }.map(\.value) + displaced
+        for was in gone.sorted(by: { $0.item.objectPath < $1.item.objectPath }) {
             changes.append(KeyringChange(.deleted, item: was.item))
         }
         for (path, entry) in new.items.sorted(by: { $0.key < $1.key }) {
@@ -119,6 +113,31 @@ enum ChangeRule {
     static func differ(_ before: KeyringItem, _ after: KeyringItem) -> Bool {
         SecretStore.comparable(before.attributes) != SecretStore.comparable(after.attributes) || before.label != after.label
             || before.modified != after.modified
+    }
+
+    /// The last look's items as the new paths hold them, after a renumbering: each item the same
+    /// (`sameItem`) as the one now at its path stays; each other one that is the same as an item
+    /// at another path, not held so, moved there; the rest stay at their paths (changed there,
+    /// hidden or deleted), unless a moved item took that path: those are `displaced`, found nowhere.
+    static func moves(
+        from before: [String: ChangeSnapshot.Entry], to now: [String: ChangeSnapshot.Entry]
+    ) -> (before: [String: ChangeSnapshot.Entry], displaced: [ChangeSnapshot.Entry]) {
+        var placed = before.filter { path, was in now[path].map { sameItem(was.item, $0.item) } ?? false }
+        var unplaced = before.filter { placed[$0.key] == nil }
+        for (path, entry) in now.sorted(by: { $0.key < $1.key }) where placed[path] == nil {
+            guard let match = unplaced.sorted(by: { $0.key < $1.key }).first(where: { sameItem($0.value.item, entry.item) }) else {
+                continue
+            }
+            unplaced[match.key] = nil
+            var was = match.value
+            was.item = was.item.with(path: path)
+            placed[path] = was
+        }
+        var displaced: [ChangeSnapshot.Entry] = []
+        for (path, was) in unplaced.sorted(by: { $0.key < $1.key }) {
+            if placed[path] == nil { placed[path] = was } else { displaced.append(was) }
+        }
+        return (placed, displaced)
     }
 
     /// Whether two items at different paths are one item: the same attributes (as compared for a
